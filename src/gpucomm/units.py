@@ -1,0 +1,124 @@
+"""Sizes and rates: parse human input, format for people.
+
+Inside the package every quantity is a plain number in SI base units (bytes,
+seconds, bytes/s). Conversion happens only at the edges, with the helpers here.
+Rates are decimal (1 GB/s = 1e9 B/s); sizes shown to people are binary (KiB, MiB, GiB).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from gpucomm import GpucommError
+
+KiB = 1024
+MiB = 1024**2
+GiB = 1024**3
+KB = 1000
+MB = 1000**2
+GB = 1000**3
+
+_SIZE_UNITS = {
+    "": 1, "B": 1,
+    "KIB": KiB, "MIB": MiB, "GIB": GiB, "TIB": 1024**4,
+    "KB": KB, "MB": MB, "GB": GB, "TB": 1000**4,
+    # nccl-tests style single letters (-b 8 -e 128M) are binary
+    "K": KiB, "M": MiB, "G": GiB, "T": 1024**4,
+}
+_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+ACCEPTED_SIZE_FORMS = "a positive number of bytes with an optional unit B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or K/M/G (binary), e.g. 64MiB"
+
+
+def parse_size(text: str | int | float) -> int:
+    """Parse a message size such as ``"64MiB"``, ``"1.5GB"`` or ``"8"`` into bytes.
+
+    Parameters
+    ----------
+    text : str or int or float
+        The size. Binary units (KiB, MiB, GiB and the nccl-tests letters K, M, G)
+        are powers of 1024; decimal units (KB, MB, GB) are powers of 1000.
+        Units are case-insensitive.
+
+    Returns
+    -------
+    int
+        Size in bytes, rounded to the nearest byte, at least 1.
+
+    Raises
+    ------
+    GpucommError
+        If the text is not a number with a known unit, or the size is not positive.
+
+    Examples
+    --------
+    >>> parse_size("64MiB")
+    67108864
+    >>> parse_size("1GB")
+    1000000000
+    >>> parse_size("128M")
+    134217728
+    """
+    if isinstance(text, bool):
+        raise GpucommError(f"size {text!r} is not valid: expected {ACCEPTED_SIZE_FORMS}")
+    if isinstance(text, (int, float)):
+        value, unit = float(text), ""
+    else:
+        match = _SIZE_RE.match(str(text))
+        if not match:
+            raise GpucommError(f"size {text!r} is not valid: expected {ACCEPTED_SIZE_FORMS}")
+        value, unit = float(match.group(1)), match.group(2).upper()
+        if unit not in _SIZE_UNITS:
+            raise GpucommError(f"size {text!r} has unknown unit {match.group(2)!r}: expected {ACCEPTED_SIZE_FORMS}")
+    if str(text).strip().startswith("-") or not math.isfinite(value) or value <= 0:
+        raise GpucommError(f"size {text!r} must be positive: expected {ACCEPTED_SIZE_FORMS}")
+    size = int(round(value * _SIZE_UNITS[unit]))
+    if size < 1:
+        raise GpucommError(f"size {text!r} is below one byte: expected {ACCEPTED_SIZE_FORMS}")
+    return size
+
+
+def format_size(num_bytes: float) -> str:
+    """Format a byte count for people in binary units (B, KiB, MiB, GiB, TiB).
+
+    Examples
+    --------
+    >>> format_size(67108864)
+    '64 MiB'
+    >>> format_size(1536)
+    '1.5 KiB'
+    """
+    value = float(num_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            text = f"{value:.3g}" if unit != "B" else f"{value:.0f}"
+            return f"{text} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_time(time_s: float) -> str:
+    """Format a duration in s, ms or us with three significant digits.
+
+    Examples
+    --------
+    >>> format_time(603e-6)
+    '603 us'
+    >>> format_time(1.819)
+    '1.82 s'
+    """
+    if time_s >= 1:
+        return f"{time_s:.3g} s"
+    if time_s >= 1e-3:
+        return f"{time_s * 1e3:.3g} ms"
+    return f"{time_s * 1e6:.3g} us"
+
+
+def to_gb_per_s(bw_bytes_per_s: float) -> float:
+    """Convert bytes/s to decimal GB/s (1 GB/s = 1e9 B/s), as nccl-tests prints it."""
+    return bw_bytes_per_s / 1e9
+
+
+def gb_per_s(value_gb_per_s: float) -> float:
+    """Convert decimal GB/s to bytes/s (1 GB/s = 1e9 B/s)."""
+    return value_gb_per_s * 1e9
