@@ -1,0 +1,1 @@
+"""Presentation: model output and measurements -> plotly figures (no torch, no ipywidgets)."""
