@@ -26,7 +26,7 @@ _SIZE_UNITS = {
     # nccl-tests style single letters (-b 8 -e 128M) are binary
     "K": KiB, "M": MiB, "G": GiB, "T": 1024**4,
 }
-_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+_SIZE_RE = re.compile(r"^\s*([+-]?[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 ACCEPTED_SIZE_FORMS = "a positive number of bytes with an optional unit B, KiB, MiB, GiB, TiB, KB, MB, GB, TB or K/M/G (binary), e.g. 64MiB"
 
 

@@ -1,0 +1,170 @@
+"""The ``gpucomm`` command: cost calculator, TP breakdown, and (with torch) benchmarks.
+
+Examples::
+
+    gpucomm cost all_reduce --link nvlink3 --gpus 4 --size 64MiB
+    gpucomm cost all_reduce --link pcie4 --no-p2p --gpus 4 --size 64MiB --json
+    gpucomm tp --model llama-3-70b --tp 4 --tokens 4096 --link nvlink3
+    gpucomm bench --ranks 2 -b 8 -e 64M
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+from gpucomm import GpucommError, __version__
+from gpucomm.collectives import COLLECTIVES
+from gpucomm.cost import collective_cost
+from gpucomm.hardware import link_keys
+from gpucomm.tp import MODELS, tp_forward_comm
+from gpucomm.units import format_size, format_time, parse_size
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage dump), exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _int_arg(name: str, minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer: expected an integer >= {minimum}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{name} {value} is out of range: expected an integer >= {minimum}")
+        return value
+    return parse
+
+
+def _size_arg(text: str) -> int:
+    try:
+        return parse_size(text)
+    except GpucommError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _print_table(title: str, rows: list[tuple[str, str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    for key, value in rows:
+        table.add_row(key, value)
+    Console(width=100).print(table)
+
+
+def _cmd_cost(args) -> int:
+    cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, link=args.link, p2p=not args.no_p2p,
+                           protocol=args.protocol)
+    if args.json:
+        print(json.dumps(cost.as_dict()))
+        return 0
+    where = f"{args.gpus} GPUs over {cost.link}" + (" (no P2P: staged through host memory)" if args.no_p2p else "")
+    _print_table(f"{args.collective} of {format_size(cost.msg_bytes)} on {where}", [
+        ("time", format_time(cost.time_s)),
+        ("  latency part (alpha)", format_time(cost.latency_s)),
+        ("  bandwidth part", format_time(cost.transfer_s)),
+        ("algbw", f"{cost.algbw_bytes_per_s / 1e9:.2f} GB/s"),
+        ("busbw", f"{cost.busbw_bytes_per_s / 1e9:.2f} GB/s"),
+        ("protocol", cost.protocol),
+        ("algorithm", cost.algorithm),
+    ])
+    return 0
+
+
+def _cmd_tp(args) -> int:
+    comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=args.tokens, link=args.link, dtype=args.dtype,
+                           p2p=not args.no_p2p)
+    if args.json:
+        out = {"model": comm.model, "tp_size": comm.tp_size, "num_tokens": comm.num_tokens, "msg_bytes": comm.msg_bytes,
+               "all_reduces": comm.all_reduces, "all_reduce_time_s": comm.per_all_reduce.time_s,
+               "time_s": comm.total_time_s, "link": comm.per_all_reduce.link, "p2p": comm.per_all_reduce.p2p}
+        print(json.dumps(out))
+        return 0
+    _print_table(f"TP={args.tp} forward of {args.model}, {args.tokens} tokens, over {comm.per_all_reduce.link}", [
+        ("message per all_reduce", format_size(comm.msg_bytes)),
+        ("all_reduces per forward", str(comm.all_reduces)),
+        ("time per all_reduce", format_time(comm.per_all_reduce.time_s)),
+        ("all_reduce time per forward", format_time(comm.total_time_s)),
+        ("busbw", f"{comm.per_all_reduce.busbw_bytes_per_s / 1e9:.2f} GB/s"),
+    ])
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``gpucomm`` command."""
+    parser = _Parser(prog="gpucomm", description="How GPUs talk to each other: collective cost, TP communication, benchmarks.")
+    parser.add_argument("--version", action="version", version=f"gpucomm {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    cost = sub.add_parser("cost", help="predict time, algbw and busbw of one collective")
+    cost.add_argument("collective", help=f"one of {', '.join(COLLECTIVES)}")
+    cost.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
+    cost.add_argument("--gpus", type=_int_arg("number of GPUs", 1), required=True, help="GPUs taking part (>= 1)")
+    cost.add_argument("--size", type=_size_arg, required=True, help="message size, e.g. 64MiB, 1GB, 8 (bytes)")
+    cost.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
+    cost.add_argument("--protocol", default="auto", help="auto (default), LL or Simple")
+    cost.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    cost.set_defaults(func=_cmd_cost)
+
+    tp = sub.add_parser("tp", help="TP all_reduce communication of one forward pass")
+    tp.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
+    tp.add_argument("--tp", type=_int_arg("TP degree", 1), required=True, help="tensor-parallel degree (>= 1)")
+    tp.add_argument("--tokens", type=_int_arg("number of tokens", 1), required=True, help="tokens in the forward pass")
+    tp.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
+    tp.add_argument("--dtype", default="fp16", help="activation dtype: fp16 (default), bf16, fp32, fp8")
+    tp.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
+    tp.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    tp.set_defaults(func=_cmd_tp)
+
+    try:  # the benchmark runner needs torch; register it only where torch is installed
+        from gpucomm.bench.cli import register_cli
+    except ImportError:
+        bench = sub.add_parser("bench", help="run a collective sweep (needs torch)")
+        bench.set_defaults(func=lambda args: _missing_torch())
+    else:
+        register_cli(sub)
+    return parser
+
+
+def _missing_torch() -> int:
+    print("gpucomm: error: 'gpucomm bench' needs PyTorch: pip install torch", file=sys.stderr)
+    return 2
+
+
+def _attach_negative_values(argv: list[str]) -> list[str]:
+    """Turn ``--size -5MiB`` into ``--size=-5MiB`` so the value reaches validation.
+
+    argparse takes ``-5MiB`` for an option and answers "expected one argument";
+    the user should instead hear that the size must be positive.
+    """
+    out: list[str] = []
+    for token in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and re.match(r"^-[0-9.]", token):
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``gpucomm`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(_attach_negative_values(sys.argv[1:] if argv is None else list(argv)))
+    try:
+        return int(args.func(args) or 0)
+    except GpucommError as exc:
+        print(f"gpucomm: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

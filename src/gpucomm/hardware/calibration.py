@@ -1,0 +1,91 @@
+"""Effective-vs-nominal factors and protocol latencies, each a named parameter with its source.
+
+Nominal link rates (:mod:`gpucomm.hardware.links`) are upper bounds. What NCCL reaches
+is lower (packet headers, flow control, synchronisation) and depends on message size.
+The model uses the parameters below; each one says where it comes from. Values
+"fitted" here are recomputed from the bundled measurements by the test suite
+(``tests/test_calibration.py``), so they cannot drift from their data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A model parameter: value, unit and the source it comes from."""
+
+    name: str
+    value: float
+    unit: str
+    source: str
+    notes: str
+
+
+RING_EFFICIENCY = {
+    "nvlink3": Parameter(
+        "ring_efficiency_nvlink3", 0.78, "fraction of nominal per-direction bandwidth",
+        "https://github.com/eugenesiow/LLM-Insights/blob/5aa5513ac34d0da5d0214e6939d06f77de00ab48/infrastructure/hardware/README.md",
+        "Large-message all_reduce busbw on DGX A100, 4 GPUs, 8 GiB: 234.72 GB/s / 300 GB/s = 0.782 (case C04). "
+        "Azure ND A100 v4, 8 GPUs: 231.58 / 300 = 0.772 (case C17)."),
+    "nvlink4": Parameter(
+        "ring_efficiency_nvlink4", 0.82, "fraction of nominal per-direction bandwidth",
+        "https://github.com/NVIDIA/nccl-tests/issues/212",
+        "NCCL maintainer: 450 GB/s line rate, ~370 GB/s effective with ~20% protocol overhead. "
+        "DGX H100, 4 GPUs, 8 GiB: 370.7 / 450 = 0.824 (case C06); 8x H200 with NVLS off: 367.6 / 450 = 0.817 (case C13)."),
+}
+"""Large-message ring busbw / nominal link bandwidth, per link with published measurements."""
+
+DEFAULT_NVLINK_RING_EFFICIENCY = Parameter(
+    "ring_efficiency_nvlink_default", 0.80, "fraction of nominal per-direction bandwidth",
+    "https://github.com/NVIDIA/nccl-tests/issues/212",
+    "For NVLink generations without a bundled measurement: the mean of the NVLink 3.0 (0.78) and 4.0 (0.82) values; "
+    "the NCCL maintainer's '~20% protocol overhead' gives the same.")
+
+PCIE_P2P_EFFICIENCY = Parameter(
+    "pcie_p2p_efficiency", 0.88, "fraction of nominal per-direction bandwidth",
+    "https://github.com/stas00/ml-engineering/blob/master/network/README.md",
+    "Measured PCIe 5.0 x16 host-to-device copy on 8x H200: 55.4 GB/s = 88% of 63 GB/s (TLP/DLLP packet overhead). "
+    "An upper bound for GPU-to-GPU P2P over PCIe; through a CPU root complex NCCL assumes more overhead "
+    "(INTEL_P2P_OVERHEAD in NCCL src/graph/topo.h).")
+
+HOST_STAGED_EFFICIENCY = Parameter(
+    "host_staged_efficiency", 0.33, "fraction of nominal PCIe per-direction bandwidth",
+    "https://github.com/eugenesiow/LLM-Insights/blob/5aa5513ac34d0da5d0214e6939d06f77de00ab48/infrastructure/hardware/README.md",
+    "With P2P disabled or unsupported, NCCL stages every transfer through host memory (SHM transport): the sender copies "
+    "into a host buffer, the receiver copies out. DGX H100, 4 GPUs, NCCL_P2P_DISABLE=1, PCIe 5.0 x16 (63 GB/s): busbw "
+    "24.0 GB/s at 1 GiB falling to 20.0 GB/s at 8 GiB = 0.38-0.32 (case C07); we take 0.33. Not fitted to the seed's "
+    "PCIe 4.0 measurement, which is used to validate it.")
+
+LL_BASE_LATENCY_S = Parameter(
+    "ll_base_latency_s", 5.57e-6, "s",
+    "https://github.com/NVIDIA/nccl-tests/issues/123",
+    "Intercept of a least-squares line through DGX A100 ring all_reduce latency at 8 B vs number of ring steps "
+    "2(n-1), NCCL_ALGO=Ring, one channel (n = 2..8: 10 to 33.7 us). Covers launch and the fixed part of the protocol.")
+
+LL_STEP_LATENCY_S = Parameter(
+    "ll_step_latency_s", 1.98e-6, "s per ring step",
+    "https://github.com/NVIDIA/nccl-tests/issues/123",
+    "Slope of the same line: each of the 2(n-1) ring steps of an all_reduce adds ~2 us (NVLink + NVSwitch hop and flag "
+    "polling). NCCL's own tuner assumes 0.6 us hardware latency per NVLink step for LL (src/graph/tuning.cc).")
+
+LL_BW_FRACTION = Parameter(
+    "ll_bw_fraction", 0.5, "fraction of the Simple-protocol bandwidth",
+    "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
+    "NCCL's LL protocol writes each 8 bytes of data with 8 bytes of flags (src/include/device.h, ncclLLFifoLine), "
+    "so its tuner caps ring LL bandwidth at 0.5 x busBw (tuning.cc line 327).")
+
+SIMPLE_LATENCY_S = Parameter(
+    "simple_latency_s", 170e-6, "s",
+    "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
+    "Start-up cost of the bandwidth-optimised (Simple) protocol: the median of t - S_bus/B_peak over 16 MiB..1 GiB of the "
+    "Azure ND A100 v4 8-GPU busbw sweep (case C17), with B_peak its 8 GiB busbw. In Hockney's terms alpha = n_1/2 / B: "
+    "the message size at which half the peak busbw is reached is alpha x B (~40 MB on A100). NCCL's tuner assumes "
+    "far less (8.4 us base, src/graph/tuning.cc), because channel ramp-up and pipelining are not in its latency term.")
+
+
+def all_parameters() -> list[Parameter]:
+    """Every calibration parameter, for documentation pages and source checks."""
+    return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
+            LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_BW_FRACTION, SIMPLE_LATENCY_S]

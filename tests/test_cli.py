@@ -1,0 +1,69 @@
+"""The gpucomm command as a user runs it: a table, --json, and one-line errors for bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+SEED_NVLINK_US, SEED_PCIE_US = 603, 11369
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "gpucomm.cli", *args], capture_output=True, text=True)
+
+
+def test_cost_table_shows_time_algbw_busbw():
+    out = run("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB")
+    assert out.returncode == 0, out.stderr
+    for word in ("time", "algbw", "busbw", "GB/s", "64 MiB"):
+        assert word in out.stdout
+
+
+def test_cost_json_nvlink3_within_15_percent_of_seed():
+    out = run("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB", "--json")
+    data = json.loads(out.stdout)
+    assert {"time_s", "algbw_gb_per_s", "busbw_gb_per_s"} <= data.keys()
+    assert data["time_s"] * 1e6 == pytest.approx(SEED_NVLINK_US, rel=0.15)
+    assert data["busbw_gb_per_s"] == pytest.approx(data["algbw_gb_per_s"] * 1.5)
+
+
+def test_cost_json_pcie4_no_p2p_within_25_percent_of_seed():
+    out = run("cost", "all_reduce", "--link", "pcie4", "--no-p2p", "--gpus", "4", "--size", "64MiB", "--json")
+    assert json.loads(out.stdout)["time_s"] * 1e6 == pytest.approx(SEED_PCIE_US, rel=0.25)
+
+
+@pytest.mark.parametrize("size", ["64MiB", "64M", "67108864", "67.108864MB"])
+def test_size_suffixes(size):
+    out = run("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", size, "--json")
+    assert json.loads(out.stdout)["msg_bytes"] == 67108864
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--link", "nvlink9", "--gpus", "4", "--size", "1MiB"], "nvlink9"),
+    (["--link", "nvlink3", "--gpus", "0", "--size", "1MiB"], "GPUs 0"),
+    (["--link", "nvlink3", "--gpus", "four", "--size", "1MiB"], "'four'"),
+    (["--link", "nvlink3", "--gpus", "4", "--size", "-5MiB"], "-5MiB"),
+    (["--link", "nvlink3", "--gpus", "4", "--size", "0"], "'0'"),
+    (["--link", "nvlink3", "--gpus", "4", "--size", "12parsecs"], "parsecs"),
+    (["--link", "nvlink3", "--no-p2p", "--gpus", "4", "--size", "1MiB"], "nvlink3"),
+])
+def test_bad_input_exits_nonzero_with_one_clear_line(args, needle):
+    out = run("cost", "all_reduce", *args)
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert needle in lines[0] and "expected" in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_unknown_collective():
+    out = run("cost", "allreduce", "--link", "nvlink3", "--gpus", "4", "--size", "1MiB")
+    assert out.returncode == 2 and "all_reduce" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_tp_command_reproduces_seed_counts():
+    out = run("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "4096", "--link", "nvlink3", "--json")
+    data = json.loads(out.stdout)
+    assert data["msg_bytes"] == 64 * 2**20 and data["all_reduces"] == 160
+    assert data["time_s"] * 1e3 == pytest.approx(96.48, rel=0.15)

@@ -1,0 +1,139 @@
+"""Unit tests of the model: units, catalog, busbw factors, alpha-beta cost, TP sizes, seed numbers."""
+
+import math
+
+import pytest
+
+from gpucomm import GpucommError
+from gpucomm.collectives import busbw_factor, busbw_bytes_per_s
+from gpucomm.cost import collective_cost, effective_bw_bytes_per_s, ring_steps
+from gpucomm.hardware import LINKS, get_link
+from gpucomm.hardware.calibration import all_parameters
+from gpucomm.tp import tp_all_reduce_bytes, tp_forward_comm
+from gpucomm.units import MiB, format_size, parse_size
+
+# The seed article (shared/seeds/000): nccl-tests all_reduce of one Llama-3-70B TP=4 activation
+# (4096 tokens x 8192 x fp16) on 4x A100 NVLink vs PCIe 4.0 with P2P disabled; vLLM prefill times.
+SEED_NVLINK_US = 603
+SEED_PCIE_US = 11369
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("8", 8), ("64MiB", 64 * MiB), ("64mib", 64 * MiB), ("1GB", 10**9), ("1.5KiB", 1536), ("128M", 128 * MiB),
+    ("2 GiB", 2 * 1024**3), ("1e3", 1000), (4096, 4096),
+])
+def test_parse_size_accepts_binary_and_decimal_units(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "-5MiB", "0", "abc", "5XB", "1..2MB", "nan", "inf", -3, 0, True, "0.1B"])
+def test_parse_size_refuses_bad_input_naming_the_value(bad):
+    with pytest.raises(GpucommError) as err:
+        parse_size(bad)
+    assert repr(bad) in str(err.value) or str(bad) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_format_size_uses_binary_units():
+    assert format_size(64 * MiB) == "64 MiB"
+    assert format_size(10**9) == "954 MiB"
+
+
+def test_catalog_is_per_direction_with_sources():
+    for link in LINKS.values():
+        assert link.source.startswith("https://"), link.key
+        assert link.bidir_marketing_bytes_per_s == pytest.approx(2 * link.bw_bytes_per_s), link.key
+    assert get_link("nvlink3").bw_bytes_per_s == 300e9      # NVIDIA's "600 GB/s" is both directions
+    assert get_link("nvlink4").bw_bytes_per_s == 450e9
+    assert get_link("pcie4").bw_bytes_per_s == pytest.approx(31.5e9, rel=1e-3)
+    assert get_link("pcie5").bw_bytes_per_s == pytest.approx(63.0e9, rel=1e-3)
+
+
+def test_every_calibration_parameter_has_a_source():
+    for param in all_parameters():
+        assert param.source.startswith("https://") and param.notes and param.unit, param.name
+
+
+@pytest.mark.parametrize("collective,n,factor", [
+    ("all_reduce", 4, 1.5), ("all_reduce", 8, 1.75), ("all_reduce", 1, 0.0), ("all_gather", 8, 0.875),
+    ("reduce_scatter", 2, 0.5), ("broadcast", 8, 1.0), ("reduce", 8, 1.0), ("all_to_all", 4, 0.75), ("send_recv", 2, 1.0),
+])
+def test_busbw_factors_match_nccl_tests(collective, n, factor):
+    assert busbw_factor(collective, n) == factor
+
+
+def test_seed_busbw_is_not_the_articles_631_gbps():
+    # The seed divides 384 MB (traffic summed over 4 GPUs) by 603 us and calls it 631 GB/s.
+    # Per link and direction, nccl-tests' busbw is 167 GB/s, within NVLink 3.0's 300 GB/s.
+    assert busbw_bytes_per_s("all_reduce", 64 * MiB, SEED_NVLINK_US * 1e-6, 4) / 1e9 == pytest.approx(166.9, abs=0.1)
+
+
+def test_ring_all_reduce_matches_seed_nvlink_measurement_within_15_percent():
+    cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, link="nvlink3")
+    assert cost.time_s * 1e6 == pytest.approx(SEED_NVLINK_US, rel=0.15)
+    assert cost.time_s == pytest.approx(cost.latency_s + cost.transfer_s)
+    assert cost.busbw_bytes_per_s == pytest.approx(cost.algbw_bytes_per_s * 1.5)
+
+
+def test_host_staged_pcie4_matches_seed_measurement_within_25_percent():
+    cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, link="pcie4", p2p=False)
+    assert cost.time_s * 1e6 == pytest.approx(SEED_PCIE_US, rel=0.25)
+
+
+def test_large_messages_approach_effective_bandwidth_and_small_ones_latency():
+    big = collective_cost("all_reduce", 16 * 1024**3, num_ranks=8, link="nvlink4")
+    assert big.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s("nvlink4"), rel=0.01)
+    small = collective_cost("all_reduce", 8, num_ranks=8, link="nvlink3")
+    assert small.protocol == "LL" and small.transfer_s < 1e-9
+    # nccl-tests #123: 8 B ring all_reduce on 8 A100s takes 33.7 us
+    assert small.time_s * 1e6 == pytest.approx(33.7, rel=0.1)
+
+
+def test_time_grows_with_size_and_busbw_never_exceeds_effective_bandwidth():
+    sizes = [2**k for k in range(3, 35)]
+    for link in ("nvlink3", "pcie5"):
+        times = [collective_cost("all_reduce", s, num_ranks=8, link=link).time_s for s in sizes]
+        assert all(a < b for a, b in zip(times, times[1:]))
+        for s in sizes:
+            c = collective_cost("all_reduce", s, num_ranks=8, link=link)
+            assert c.busbw_bytes_per_s <= effective_bw_bytes_per_s(link) * (1 + 1e-12)
+
+
+def test_ring_steps():
+    assert ring_steps("all_reduce", 8) == 14
+    assert ring_steps("all_gather", 8) == 7
+    assert ring_steps("send_recv", 2) == 1
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    (dict(collective="all_reduce", msg_bytes=0, num_ranks=4, link="nvlink3"), "message size 0"),
+    (dict(collective="all_reduce", msg_bytes=-8, num_ranks=4, link="nvlink3"), "message size -8"),
+    (dict(collective="all_reduce", msg_bytes=8, num_ranks=0, link="nvlink3"), "GPUs/ranks 0"),
+    (dict(collective="all_reduce", msg_bytes=8, num_ranks=4, link="nvlink9"), "unknown link 'nvlink9'"),
+    (dict(collective="allreduce", msg_bytes=8, num_ranks=4, link="nvlink3"), "unknown collective 'allreduce'"),
+    (dict(collective="all_reduce", msg_bytes=8, num_ranks=4, link="nvlink3", p2p=False), "no P2P"),
+    (dict(collective="all_reduce", msg_bytes=8, num_ranks=4, link="nvlink3", algorithm="magic"), "unknown algorithm"),
+])
+def test_cost_refuses_bad_input(kwargs, needle):
+    collective = kwargs.pop("collective")
+    msg = kwargs.pop("msg_bytes")
+    with pytest.raises(GpucommError, match=needle.replace("(", r"\(")):
+        collective_cost(collective, msg, **kwargs)
+
+
+def test_seed_tp_example_message_size_and_count():
+    assert tp_all_reduce_bytes(4096, 8192, dtype="fp16") == 64 * MiB
+    nv = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3")
+    pc = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="pcie4", p2p=False)
+    assert nv.all_reduces == 160
+    # seed: 603 us x 160 = 96.48 ms and 11369 us x 160 = 1819.04 ms
+    assert nv.total_time_s * 1e3 == pytest.approx(96.48, rel=0.15)
+    assert pc.total_time_s * 1e3 == pytest.approx(1819.04, rel=0.25)
+    assert math.isclose(nv.total_time_s, 160 * nv.per_all_reduce.time_s)
+
+
+@pytest.mark.parametrize("bad", [dict(num_tokens=0), dict(num_tokens=-1), dict(dtype="int3"), dict(model="gpt-5")])
+def test_tp_refuses_bad_input(bad):
+    kwargs = dict(model="llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3") | bad
+    with pytest.raises(GpucommError):
+        tp_forward_comm(kwargs.pop("model"), **kwargs)
