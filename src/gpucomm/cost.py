@@ -177,7 +177,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
 
     >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, link="nvlink3")
     >>> round(cost.time_s * 1e6)
-    600
+    613
     >>> cost.protocol
     'Simple'
     """

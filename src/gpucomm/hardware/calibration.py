@@ -77,7 +77,7 @@ LL_BW_FRACTION = Parameter(
     "so its tuner caps ring LL bandwidth at 0.5 x busBw (tuning.cc line 327).")
 
 SIMPLE_LATENCY_S = Parameter(
-    "simple_latency_s", 170e-6, "s",
+    "simple_latency_s", 183e-6, "s",
     "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
     "Start-up cost of the bandwidth-optimised (Simple) protocol: the median of t - S_bus/B_peak over 16 MiB..1 GiB of the "
     "Azure ND A100 v4 8-GPU busbw sweep (case C17), with B_peak its 8 GiB busbw. In Hockney's terms alpha = n_1/2 / B: "

@@ -1,0 +1,50 @@
+"""Fitted calibration parameters are recomputed from the bundled published measurements."""
+
+import csv
+import statistics
+from importlib import resources
+
+import pytest
+
+from gpucomm.hardware import calibration as cal
+
+
+def _rows(name):
+    text = resources.files("gpucomm").joinpath("data", name).read_text()
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def _case(case_id):
+    return next(row for row in _rows("cases.csv") if row["id"] == case_id)
+
+
+def test_ll_latency_line_is_the_least_squares_fit_of_nccl_tests_123():
+    rows = _rows("dgxa100_ring_small_msg_latency_vs_gpus.csv")
+    steps = [float(r["ring_steps_2(n-1)"]) for r in rows]
+    lat = [float(r["measured_us"]) for r in rows]
+    slope, intercept = statistics.linear_regression(steps, lat)
+    assert cal.LL_STEP_LATENCY_S.value * 1e6 == pytest.approx(slope, abs=0.01)
+    assert cal.LL_BASE_LATENCY_S.value * 1e6 == pytest.approx(intercept, abs=0.01)
+
+
+def test_simple_latency_is_the_median_startup_cost_of_the_azure_a100_sweep():
+    rows = _rows("azure_a100_allreduce_busbw.csv")
+    peak = float(rows[-1]["busbw_GBps"]) * 1e9
+    alphas = []
+    for r in rows:
+        size, n, busbw = int(r["bytes"]), int(r["n_gpus"]), float(r["busbw_GBps"]) * 1e9
+        if 16 * 2**20 <= size <= 2**30:
+            bus_bytes = size * 2 * (n - 1) / n
+            alphas.append(bus_bytes / busbw - bus_bytes / peak)
+    assert cal.SIMPLE_LATENCY_S.value == pytest.approx(statistics.median(alphas), rel=0.05)
+
+
+@pytest.mark.parametrize("link,case_id,nominal", [("nvlink3", "C04", 300e9), ("nvlink4", "C06", 450e9)])
+def test_ring_efficiency_is_measured_busbw_over_nominal(link, case_id, nominal):
+    assert cal.RING_EFFICIENCY[link].value == pytest.approx(float(_case(case_id)["busbw_GBps"]) * 1e9 / nominal, abs=0.01)
+
+
+def test_host_staged_efficiency_lies_in_the_measured_range_of_c07():
+    # DGX H100 with NCCL_P2P_DISABLE=1: 24.0 GB/s at 1 GiB down to 20.0 GB/s at 8 GiB, over PCIe 5.0 x16 (63 GB/s)
+    assert 20.0 / 63.0 <= cal.HOST_STAGED_EFFICIENCY.value <= float(_case("C07")["busbw_GBps"]) / 63.0
