@@ -48,3 +48,21 @@ def test_ring_efficiency_is_measured_busbw_over_nominal(link, case_id, nominal):
 def test_host_staged_efficiency_lies_in_the_measured_range_of_c07():
     # DGX H100 with NCCL_P2P_DISABLE=1: 24.0 GB/s at 1 GiB down to 20.0 GB/s at 8 GiB, over PCIe 5.0 x16 (63 GB/s)
     assert 20.0 / 63.0 <= cal.HOST_STAGED_EFFICIENCY.value <= float(_case("C07")["busbw_GBps"]) / 63.0
+
+
+def test_nvls_parameters_come_from_the_h200_sweep():
+    rows = _rows("mleng_8xH200_torch_allreduce.csv")
+    n = 8
+    eff = float(rows[-1]["algbw_GBps"]) * (1 + 1 / n) / 450
+    assert cal.NVLS_EFFICIENCY.value == pytest.approx(eff, abs=0.002)
+    bw = 450e9 * cal.NVLS_EFFICIENCY.value
+    alphas = [float(r["time_us_derived"]) * 1e-6 - int(r["bytes"]) * (1 + 1 / n) / bw
+              for r in rows if 2 * 2**20 <= int(r["bytes"]) <= 2**30]
+    assert cal.NVLS_LATENCY_S.value == pytest.approx(statistics.median(alphas), rel=0.03)
+
+
+def test_host_staged_step_latency_from_the_rtx4090_chain():
+    c26 = _case("C26")
+    steps = 2 * (int(c26["n_gpus"]) - 1)  # NCCL's tree inside a node is a chain
+    expected = (float(c26["time_us"]) - cal.LL_BASE_LATENCY_S.value * 1e6) / steps
+    assert cal.LL_STEP_LATENCY_HOST_STAGED_S.value * 1e6 == pytest.approx(expected, abs=0.01)

@@ -81,9 +81,9 @@ def test_host_staged_pcie4_matches_seed_measurement_within_25_percent():
 
 
 def test_large_messages_approach_effective_bandwidth_and_small_ones_latency():
-    big = collective_cost("all_reduce", 16 * 1024**3, num_ranks=8, link="nvlink4")
+    big = collective_cost("all_reduce", 16 * 1024**3, num_ranks=8, link="nvlink4", algorithm="ring")
     assert big.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s("nvlink4"), rel=0.01)
-    small = collective_cost("all_reduce", 8, num_ranks=8, link="nvlink3")
+    small = collective_cost("all_reduce", 8, num_ranks=8, link="nvlink3", algorithm="ring")
     assert small.protocol == "LL" and small.transfer_s < 1e-9
     # nccl-tests #123: 8 B ring all_reduce on 8 A100s takes 33.7 us
     assert small.time_s * 1e6 == pytest.approx(33.7, rel=0.1)
@@ -137,3 +137,55 @@ def test_tp_refuses_bad_input(bad):
     kwargs = dict(model="llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3") | bad
     with pytest.raises(GpucommError):
         tp_forward_comm(kwargs.pop("model"), **kwargs)
+
+
+def test_nvls_busbw_exceeds_the_link_rate_as_measured_on_h200():
+    # stas00 8x H200: busbw 482.26 GB/s at 16 GiB, above NVLink 4's 450 GB/s per direction
+    cost = collective_cost("all_reduce", 16 * 2**30, num_ranks=8, link="nvlink4")
+    assert cost.algorithm == "nvls"
+    assert cost.busbw_bytes_per_s / 1e9 == pytest.approx(482.26, rel=0.05)
+    assert cost.busbw_bytes_per_s > 450e9
+
+
+@pytest.mark.parametrize("n,busbw_gbps", [(5, 420), (6, 440), (7, 460), (8, 480)])
+def test_nvls_busbw_vs_gpu_count_matches_nccl_issue_1455(n, busbw_gbps):
+    cost = collective_cost("all_reduce", 4 * 2**30, num_ranks=n, link="nvlink4", algorithm="nvls")
+    assert cost.busbw_bytes_per_s / 1e9 == pytest.approx(busbw_gbps, rel=0.05)
+
+
+def test_nvls_only_behind_nvlink4_switches():
+    with pytest.raises(GpucommError, match="nvls"):
+        collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink3", algorithm="nvls")
+    assert collective_cost("all_reduce", 2**30, num_ranks=8, link="nvlink3").algorithm == "ring"
+
+
+def test_mesh_splits_bandwidth_like_the_seed_table():
+    # seed 001: on an 8-GPU point-to-point mesh of H200 (900 GB/s both ways = 450 per direction), a pair gets 1/7
+    from gpucomm.cost import make_fabric, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
+
+    mesh = make_fabric("nvlink4", topology="mesh", mesh_size=8)
+    switch = make_fabric("nvlink4")
+    assert 2 * pair_bw_bytes_per_s(mesh) / 1e9 == pytest.approx(900 / 7)  # the seed's "128 GB/s" (both ways)
+    for n, share in [(2, 1 / 7), (4, 3 / 7), (8, 1.0)]:
+        assert per_gpu_bw_bytes_per_s(mesh, n) == pytest.approx(share * per_gpu_bw_bytes_per_s(switch, n))
+    t_mesh = collective_cost("all_reduce", 2**30, num_ranks=2, link="nvlink4", topology="mesh").time_s
+    t_switch = collective_cost("all_reduce", 2**30, num_ranks=2, link="nvlink4").time_s
+    assert t_mesh > 5 * t_switch
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "tree", "rhd", "one_shot", "two_shot"])
+def test_every_all_reduce_algorithm_gives_a_positive_consistent_cost(algorithm):
+    c = collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink3", algorithm=algorithm)
+    assert c.time_s > 0 and c.algorithm == algorithm
+    assert c.busbw_bytes_per_s == pytest.approx(c.algbw_bytes_per_s * 1.75)
+
+
+def test_one_shot_beats_ring_for_small_messages_and_loses_for_large():
+    small = {a: collective_cost("all_reduce", 16 * 2**10, num_ranks=8, link="nvlink4", algorithm=a).time_s for a in ("ring", "one_shot")}
+    large = {a: collective_cost("all_reduce", 2**30, num_ranks=8, link="nvlink4", algorithm=a).time_s for a in ("ring", "one_shot")}
+    assert small["one_shot"] < small["ring"] and large["one_shot"] > large["ring"]
+
+
+def test_rhd_needs_a_power_of_two():
+    with pytest.raises(GpucommError, match="power of two"):
+        collective_cost("all_reduce", 2**20, num_ranks=6, link="nvlink3", algorithm="rhd")

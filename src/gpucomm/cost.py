@@ -1,26 +1,46 @@
-"""Alpha-beta cost of collectives over a catalog link.
+"""Alpha-beta cost of collectives, per algorithm and protocol, with NCCL-like automatic choice.
 
-The time of one collective is modelled per protocol as
+Every algorithm is described by two numbers: its sequential ``steps`` (each costs a
+latency) and the ``wire_bytes`` its busiest GPU link carries per direction. With the
+effective per-direction bandwidth ``B`` that the fabric gives each GPU, one protocol
+costs
 
-    t = alpha + S_bus / B_eff
+    t = alpha(protocol, steps) + wire_bytes / (B * protocol_bw_fraction)
 
-where ``S_bus = S * busbw_factor(collective, n)`` are the bytes each rank's link must
-carry in a ring (nccl-tests ``doc/PERFORMANCE.md``), ``B_eff`` the effective
-per-direction bandwidth of the link, and ``alpha`` the latency. Two protocols are
-modelled, as NCCL does (``src/graph/tuning.cc``, ``ncclTopoGetAlgoTime``: ``time = lat +
-bytes / bw``), and the cheaper one is taken:
+the form of NCCL's own tuner (``src/graph/tuning.cc``, ``ncclTopoGetAlgoTime``:
+``time = lat + bytes / bw``). Protocols: LL (low latency: per-step latency, half the
+bandwidth) and Simple (a fixed start-up cost, full bandwidth); NVLS uses its own
+calibrated efficiency and latency. ``algorithm="auto"`` takes the cheapest of the
+algorithms NCCL implements (ring, tree, NVLS where the switch supports it,
+hierarchical across nodes); the inference engines' custom one-shot / two-shot
+all_reduce are available by name.
 
-* LL: ``alpha = ll_base + steps * ll_step``, bandwidth ``ll_bw_fraction * B_eff``;
-* Simple: ``alpha = simple_latency``, full ``B_eff``.
+Formulas per algorithm (n ranks, S bytes, B per-direction bandwidth):
 
-References: Hockney, "The communication challenge for MPP", Parallel Computing 20 (1994)
-(the alpha-beta model, t = alpha + n / B); Thakur, Rabenseifner, Gropp, "Optimization of
-collective communication operations in MPICH", IJHPCA 19 (2005), sec. 4 (ring costs
-2(p-1) alpha + 2 (p-1)/p n beta for all_reduce).
+=================  ===================  ==============================  ===========================================
+algorithm          steps                wire bytes per GPU link         source
+=================  ===================  ==============================  ===========================================
+ring               2(n-1) (all_reduce)  2 (n-1)/n S                     Thakur et al. 2005, sec. 4.4; nccl-tests PERFORMANCE.md
+ring               n-1 (AG, RS, A2A)    (n-1)/n S                       Thakur et al. 2005, sec. 4.1
+ring (chain)       n-1 (bcast, reduce)  S                               pipelined chain, as NCCL's ring broadcast
+rhd                2 log2 n             2 (n-1)/n S                     Rabenseifner, Thakur et al. 2005, sec. 4.4
+tree               2 ceil(log2 n)       2 S                             double binary tree, Sanders et al. 2009; NCCL 2.4 blog
+one_shot           2                    (n-1) S                         every GPU reads all peers (vLLM/TRT-LLM custom all_reduce)
+two_shot           4                    2 (n-1)/n S                     reduce-scatter + all-gather by direct access
+nvls               1                    (1 + 1/n) S                     NVLink SHARP: reduction in the NVSwitch
+=================  ===================  ==============================  ===========================================
+
+References
+----------
+Hockney, "The communication challenge for MPP", Parallel Computing 20 (1994): t = alpha + n / B.
+Thakur, Rabenseifner, Gropp, "Optimization of collective communication operations in MPICH", IJHPCA 19 (2005).
+Sanders, Speck, Traeff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan", Parallel Computing 35 (2009).
+nccl-tests ``doc/PERFORMANCE.md`` (busbw), NCCL ``src/graph/tuning.cc`` (protocols, the tuner's cost form).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
@@ -28,44 +48,110 @@ from gpucomm.collectives import busbw_factor, check_collective, check_num_ranks
 from gpucomm.hardware import Link, get_link
 from gpucomm.hardware import calibration as cal
 
-ALGORITHMS = ("ring",)
+ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical")
 PROTOCOLS = ("LL", "Simple")
+TOPOLOGIES = ("switch", "mesh")
+NCCL_ALGORITHMS = ("ring", "nvls", "hierarchical")
+"""What ``auto`` chooses from: the algorithms NCCL itself uses for these cases. NCCL's tree is a
+double binary tree *across nodes*; inside a node it is a chain (same steps as the ring, twice the
+bytes), which never beats the ring, so ``auto`` does not take the textbook ``tree`` inside a node."""
 
 MAX_MSG_BYTES = 1 << 50  # 1 PiB: anything larger is a typo, not a collective
 
+_ALGOS_FOR = {
+    "all_reduce": ("ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical"),
+    "all_gather": ("ring", "rhd", "nvls"),
+    "reduce_scatter": ("ring", "rhd", "nvls"),
+    "broadcast": ("ring", "tree"),
+    "reduce": ("ring", "tree"),
+    "all_to_all": ("ring",),
+    "send_recv": ("ring",),
+}
 
-def ring_steps(collective: str, num_ranks: int) -> int:
-    """Number of sequential communication steps of the ring algorithm.
 
-    ``2(n-1)`` for all_reduce (reduce-scatter then all-gather), ``n-1`` for all_gather,
-    reduce_scatter, all_to_all, broadcast and reduce (pipelined chain), 1 for send_recv.
+@dataclass(frozen=True)
+class Fabric:
+    """How the GPUs of one collective are connected.
 
-    Examples
-    --------
-    >>> ring_steps("all_reduce", 4)
-    6
+    Attributes
+    ----------
+    link : Link
+        Each GPU's intra-node link (catalog entry).
+    p2p : bool
+        False: P2P disabled or unsupported, transfers staged through host memory (PCIe only).
+    topology : {"switch", "mesh"}
+        ``switch``: every GPU reaches every other at its full bandwidth (NVSwitch, or a PCIe
+        tree for a ring). ``mesh``: direct point-to-point links, each GPU's bandwidth split
+        evenly over its ``mesh_size - 1`` peers, as in the seeds' "P2P vs NVSwitch" table.
+    mesh_size : int
+        GPUs wired in the mesh (for ``mesh``), whether or not all take part.
+    num_nodes : int
+        Nodes; ``num_ranks`` must divide evenly over them.
+    network : str or None
+        Scale-out NIC key (``gpucomm.hardware.network``) when ``num_nodes > 1``.
+    nics_per_node : int or None
+        NICs per node (default: one per GPU, as in DGX H100).
     """
-    check_collective(collective)
-    n = check_num_ranks(num_ranks)
-    if collective == "send_recv":
-        return 1
-    if collective == "all_reduce":
-        return 2 * (n - 1)
-    return n - 1
+
+    link: Link
+    p2p: bool = True
+    topology: str = "switch"
+    mesh_size: int = 8
+    num_nodes: int = 1
+    network: str | None = None
+    nics_per_node: int | None = None
+
+    @property
+    def nvls_capable(self) -> bool:
+        """NVLink SHARP needs third-generation NVSwitch (NVLink 4) or later (NCCL env.rst, NCCL_NVLS_ENABLE)."""
+        return self.link.key in ("nvlink4", "nvlink5") and self.topology == "switch" and self.p2p
+
+
+def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch", mesh_size: int = 8,
+                num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None) -> Fabric:
+    """Validate and build a :class:`Fabric`.
+
+    Raises
+    ------
+    GpucommError
+        Unknown link, topology or network; ``p2p=False`` on NVLink; a mesh smaller than 2;
+        several nodes without a network; nodes or NICs below 1.
+    """
+    link = get_link(link)
+    if not p2p and link.kind != "pcie":
+        raise GpucommError(
+            f"p2p=False (no P2P) with link {link.key!r}: without P2P, traffic leaves NVLink and is staged through host "
+            "memory over PCIe; expected a PCIe link (pcie3, pcie4, pcie5, pcie6), the path the traffic takes")
+    if topology not in TOPOLOGIES:
+        raise GpucommError(f"unknown topology {topology!r}: expected one of {', '.join(TOPOLOGIES)}")
+    if topology == "mesh":
+        check_num_ranks(mesh_size, minimum=2, maximum=1024)
+    check_num_ranks(num_nodes, maximum=100_000)
+    if num_nodes > 1:
+        if network is None:
+            raise GpucommError(f"{num_nodes} nodes need a network: expected --network with one of the scale-out links")
+        _network_bw(network)  # validates the key
+        if nics_per_node is not None:
+            check_num_ranks(nics_per_node, maximum=64)
+    return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node)
+
+
+def _network_bw(key: str) -> float:
+    from gpucomm.hardware.network import get_network
+
+    return get_network(key).bw_bytes_per_s
 
 
 def effective_bw_bytes_per_s(link: str | Link, *, p2p: bool = True) -> float:
-    """Large-message bus bandwidth per direction that a ring reaches on ``link``, in bytes/s.
+    """Large-message ring busbw per direction that a GPU's link reaches, in bytes/s.
 
     Parameters
     ----------
     link : str or Link
         Catalog key or entry.
     p2p : bool
-        False models NCCL with P2P disabled or unsupported (``NCCL_P2P_DISABLE=1``,
-        consumer GPUs without P2P): every transfer is staged through host memory.
-        Only meaningful for PCIe links (disabling P2P moves NVLink traffic to PCIe,
-        whose generation the NVLink entry does not know).
+        False models NCCL with P2P disabled or unsupported: staged through host memory
+        (PCIe links only).
 
     Returns
     -------
@@ -84,18 +170,41 @@ def effective_bw_bytes_per_s(link: str | Link, *, p2p: bool = True) -> float:
     >>> effective_bw_bytes_per_s("nvlink3") / 1e9
     234.0
     """
-    link = get_link(link)
+    fabric = make_fabric(link, p2p=p2p)
+    link = fabric.link
     if link.kind == "nvlink":
-        if not p2p:
-            raise GpucommError(
-                f"p2p=False (no P2P) with link {link.key!r}: without P2P, traffic leaves NVLink and is staged "
-                "through host memory over PCIe; expected a PCIe link (pcie3, pcie4, pcie5, pcie6), the path the traffic takes")
         eff = cal.RING_EFFICIENCY.get(link.key, cal.DEFAULT_NVLINK_RING_EFFICIENCY).value
-    elif link.kind == "pcie":
+    else:
         eff = (cal.PCIE_P2P_EFFICIENCY if p2p else cal.HOST_STAGED_EFFICIENCY).value
-    else:  # pragma: no cover - no network links in the catalog yet
-        raise GpucommError(f"link kind {link.kind!r} of {link.key!r} is not modelled yet")
     return link.bw_bytes_per_s * eff
+
+
+def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
+    """Effective bandwidth per direction each GPU has towards the other ``num_ranks - 1``, in bytes/s.
+
+    On a switch it is the link's effective bandwidth. On a point-to-point mesh of
+    ``m`` GPUs each peer link carries ``1/(m-1)`` of the GPU's bandwidth, and a
+    collective among ``n`` of them can use ``n-1`` of those links at once (NCCL builds
+    several rings over disjoint links), so a GPU gets ``(n-1)/(m-1)`` of it: the seeds'
+    table (2 GPUs: 128 GB/s of 900; 8 GPUs: 7 x 128 GB/s).
+
+    Raises
+    ------
+    GpucommError
+        If ``num_ranks`` exceeds the mesh.
+    """
+    bw = effective_bw_bytes_per_s(fabric.link, p2p=fabric.p2p)
+    if fabric.topology == "mesh":
+        if num_ranks > fabric.mesh_size:
+            raise GpucommError(f"{num_ranks} GPUs do not fit a mesh of {fabric.mesh_size}: expected at most {fabric.mesh_size}")
+        bw *= max(num_ranks - 1, 1) / (fabric.mesh_size - 1)
+    return bw
+
+
+def pair_bw_bytes_per_s(fabric: Fabric) -> float:
+    """Nominal per-direction bandwidth between one pair of GPUs, in bytes/s (mesh: link / (m-1))."""
+    bw = fabric.link.bw_bytes_per_s
+    return bw / (fabric.mesh_size - 1) if fabric.topology == "mesh" else bw
 
 
 @dataclass(frozen=True)
@@ -115,9 +224,10 @@ class CollectiveCost:
     transfer_s: float
     """The bandwidth (beta) part of ``time_s``."""
     bus_bytes: float
-    """Bytes each rank's link carries: ``msg_bytes * busbw_factor``."""
+    """``msg_bytes * busbw_factor``: the bytes nccl-tests' busbw assumes per link."""
     algbw_bytes_per_s: float
     busbw_bytes_per_s: float
+    num_nodes: int = 1
 
     def as_dict(self) -> dict:
         """A plain dict, with GB/s keys added for people (1 GB/s = 1e9 B/s)."""
@@ -133,28 +243,131 @@ def _check_msg_bytes(msg_bytes) -> int:
     return int(msg_bytes)
 
 
-def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: str | Link,
-                    p2p: bool = True, algorithm: str = "ring", protocol: str = "auto") -> CollectiveCost:
-    """Predict time, algbw and busbw of one collective on ``num_ranks`` GPUs joined by ``link``.
+def ring_steps(collective: str, num_ranks: int) -> int:
+    """Sequential steps of the ring algorithm: 2(n-1) for all_reduce, n-1 otherwise, 1 for send_recv.
+
+    Examples
+    --------
+    >>> ring_steps("all_reduce", 4)
+    6
+    """
+    check_collective(collective)
+    n = check_num_ranks(num_ranks)
+    if collective == "send_recv":
+        return 1
+    return 2 * (n - 1) if collective == "all_reduce" else n - 1
+
+
+def _steps_and_wire(algorithm: str, collective: str, size: int, n: int) -> tuple[int, float]:
+    """(sequential steps, bytes per direction on the busiest GPU link) of one algorithm; see the module table."""
+    if n == 1:
+        return 0, 0.0
+    log2n = math.ceil(math.log2(n))
+    if algorithm == "ring":
+        if collective in ("broadcast", "reduce", "send_recv"):
+            return ring_steps(collective, n), float(size)
+        return ring_steps(collective, n), size * busbw_factor(collective, n)
+    if algorithm == "rhd":
+        if n & (n - 1):
+            raise GpucommError(f"algorithm 'rhd' (recursive halving/doubling) with {n} ranks: expected a power of two")
+        steps = 2 * log2n if collective == "all_reduce" else log2n
+        return steps, size * busbw_factor(collective, n)
+    if algorithm == "tree":
+        return (2 * log2n, 2.0 * size) if collective == "all_reduce" else (log2n, float(size))
+    if algorithm == "one_shot":
+        return 2, (n - 1) * float(size)
+    if algorithm == "two_shot":
+        return 4, size * busbw_factor("all_reduce", n)
+    if algorithm == "nvls":
+        if collective == "all_reduce":
+            return 1, size * (1 + 1 / n)
+        return 1, float(size) * (n - 1) / n
+    raise AssertionError(algorithm)
+
+
+def _protocol_costs(fabric: Fabric, algorithm: str, steps: int, wire: float, bw: float) -> dict[str, tuple[float, float]]:
+    """(latency_s, transfer_s) per protocol usable by this algorithm."""
+    if algorithm == "nvls":
+        nvls_bw = fabric.link.bw_bytes_per_s * cal.NVLS_EFFICIENCY.value
+        return {"Simple": (cal.NVLS_LATENCY_S.value, wire / nvls_bw)}
+    step_lat = (cal.LL_STEP_LATENCY_S if fabric.p2p else cal.LL_STEP_LATENCY_HOST_STAGED_S).value
+    return {
+        "LL": (cal.LL_BASE_LATENCY_S.value + steps * step_lat, wire / (bw * cal.LL_BW_FRACTION.value)),
+        "Simple": (cal.SIMPLE_LATENCY_S.value, wire / bw),
+    }
+
+
+def _single_node_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: str,
+                      protocol: str) -> tuple[str, str, float, float]:
+    bw = per_gpu_bw_bytes_per_s(fabric, n)
+    if algorithm in ("one_shot", "two_shot") and not fabric.p2p:
+        raise GpucommError(f"algorithm {algorithm!r} reads peers' memory directly: expected P2P (drop --no-p2p)")
+    if algorithm == "nvls" and not fabric.nvls_capable:
+        raise GpucommError(f"algorithm 'nvls' on {fabric.link.key!r} ({fabric.topology}): expected NVLink 4 or 5 "
+                           "behind an NVSwitch (third-generation NVSwitch or later)")
+    steps, wire = _steps_and_wire(algorithm, collective, size, n)
+    costs = _protocol_costs(fabric, algorithm, steps, wire, bw)
+    if protocol != "auto":
+        if protocol not in costs:
+            raise GpucommError(f"protocol {protocol!r} with algorithm {algorithm!r}: expected one of {', '.join(costs)}")
+        costs = {protocol: costs[protocol]}
+    best = min(costs, key=lambda p: sum(costs[p]))
+    return algorithm, best, *costs[best]
+
+
+def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tuple[str, str, float, float]:
+    """all_reduce across nodes: intra-node reduce-scatter, inter-node ring all_reduce of S/g per GPU,
+    intra-node all-gather, pipelined (NCCL streams chunks, so the slower stage sets the pace)."""
+    nodes = fabric.num_nodes
+    g = n // nodes
+    intra = Fabric(fabric.link, fabric.p2p, fabric.topology, fabric.mesh_size)
+    if g > 1:
+        _, p_rs, lat_rs, tr_rs = _single_node_cost("reduce_scatter", size, g, intra, "ring", protocol)
+    else:
+        p_rs, lat_rs, tr_rs = "Simple", 0.0, 0.0
+    nics = fabric.nics_per_node or g
+    net_bw_per_gpu = _network_bw(fabric.network) * nics / g * cal.NET_EFFICIENCY.value
+    inter_wire = (size / g) * busbw_factor("all_reduce", nodes)
+    inter_steps = 2 * (nodes - 1)
+    inter_costs = {
+        "LL": (cal.LL_BASE_LATENCY_S.value + inter_steps * cal.LL_STEP_LATENCY_HOST_STAGED_S.value,
+               inter_wire / (net_bw_per_gpu * cal.LL_BW_FRACTION.value)),
+        "Simple": (cal.SIMPLE_LATENCY_S.value, inter_wire / net_bw_per_gpu),
+    }
+    if protocol != "auto":
+        inter_costs = {protocol: inter_costs[protocol]}
+    p_net = min(inter_costs, key=lambda p: sum(inter_costs[p]))
+    lat_net, tr_net = inter_costs[p_net]
+    latency = max(lat_rs, lat_net) + (lat_rs if g > 1 else 0.0)
+    transfer = max(2 * tr_rs, tr_net)  # intra RS + AG vs the network stage, overlapped
+    return "hierarchical", p_net if tr_net >= 2 * tr_rs else p_rs, latency, transfer
+
+
+def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: str | Link, p2p: bool = True,
+                    algorithm: str = "auto", protocol: str = "auto", topology: str = "switch", mesh_size: int = 8,
+                    num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None) -> CollectiveCost:
+    """Predict time, algbw and busbw of one collective.
 
     Parameters
     ----------
     collective : str
         torch.distributed name, e.g. ``"all_reduce"``.
     msg_bytes : int
-        Message size ``S`` in bytes, as nccl-tests reports it (per-rank buffer for
-        all_reduce; total gathered buffer for all_gather / reduce_scatter).
+        Message size ``S`` in bytes as nccl-tests reports it (per-rank buffer for
+        all_reduce, broadcast, reduce; total buffer for all_gather, reduce_scatter, all_to_all).
     num_ranks : int
-        GPUs taking part, 1 to 100000.
+        GPUs taking part, 1 to 100000 (all nodes together).
     link : str or Link
-        The link every GPU uses (catalog key or entry). Every pair is assumed to get the
-        GPU's full bandwidth (NVSwitch, or a ring over a PCIe tree).
+        Each GPU's intra-node link.
     p2p : bool
-        False: P2P disabled, transfers staged through host memory (PCIe links only).
-    algorithm : {"ring"}
-        Only the ring for now.
+        False: P2P disabled, staged through host memory (PCIe links only).
+    algorithm : str
+        One of :data:`ALGORITHMS`. ``auto`` picks the cheapest of :data:`NCCL_ALGORITHMS`
+        that apply (NVLS only behind NVLink 4+ switches; hierarchical only across nodes).
     protocol : {"auto", "LL", "Simple"}
-        ``auto`` takes the cheaper of the two, as NCCL's tuner does.
+        ``auto`` takes the cheaper, as NCCL's tuner does.
+    topology, mesh_size, num_nodes, network, nics_per_node
+        See :class:`Fabric`.
 
     Returns
     -------
@@ -163,23 +376,22 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     Raises
     ------
     GpucommError
-        For an unknown collective, link, algorithm or protocol, a rank count outside
-        1..100000, or a message size outside 1 B..1 PiB.
+        Unknown collective, link, algorithm, protocol, topology or network; an algorithm
+        that does not apply (NVLS on A100, rhd on 6 ranks, one_shot without P2P);
+        ``num_ranks`` not divisible by ``num_nodes``; sizes or counts out of range.
 
     Notes
     -----
-    ``t = alpha + S * busbw_factor / B`` per protocol (module docstring), with
-    ``algbw = S / t`` and ``busbw = algbw * busbw_factor`` (nccl-tests).
+    ``t = alpha + wire_bytes / B`` per protocol (module docstring); ``algbw = S / t`` and
+    ``busbw = algbw * busbw_factor`` exactly as nccl-tests defines them.
 
     Examples
     --------
     The seed's measurement: Llama-3-70B TP=4 activation (64 MiB) on 4x A100 NVLink, 603 us measured.
 
     >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, link="nvlink3")
-    >>> round(cost.time_s * 1e6)
-    613
-    >>> cost.protocol
-    'Simple'
+    >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
+    (613, 'ring', 'Simple')
     """
     check_collective(collective)
     n = check_num_ranks(num_ranks, maximum=100_000)
@@ -188,35 +400,52 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
         raise GpucommError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
     if protocol != "auto" and protocol not in PROTOCOLS:
         raise GpucommError(f"unknown protocol {protocol!r}: expected auto or one of {', '.join(PROTOCOLS)}")
-    link = get_link(link)
-    bw = effective_bw_bytes_per_s(link, p2p=p2p)
-    bus_bytes = size * busbw_factor(collective, n)
-    steps = ring_steps(collective, n) if n > 1 else 0
-    candidates = {
-        "LL": (cal.LL_BASE_LATENCY_S.value + steps * cal.LL_STEP_LATENCY_S.value, bus_bytes / (bw * cal.LL_BW_FRACTION.value)),
-        "Simple": (cal.SIMPLE_LATENCY_S.value, bus_bytes / bw),
-    }
-    if protocol == "auto":
-        protocol = min(candidates, key=lambda p: sum(candidates[p]))
-    latency_s, transfer_s = candidates[protocol]
+    fabric = make_fabric(link, p2p=p2p, topology=topology, mesh_size=mesh_size, num_nodes=num_nodes, network=network,
+                         nics_per_node=nics_per_node)
+    if n % fabric.num_nodes:
+        raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
+    if algorithm != "auto" and algorithm not in _ALGOS_FOR[collective]:
+        raise GpucommError(f"algorithm {algorithm!r} does not implement {collective}: expected one of "
+                           f"auto, {', '.join(_ALGOS_FOR[collective])}")
+    multi_node = fabric.num_nodes > 1
+    if algorithm == "hierarchical" and not multi_node:
+        raise GpucommError("algorithm 'hierarchical' needs several nodes: expected --nodes 2 or more")
+    if multi_node and algorithm not in ("auto", "hierarchical"):
+        raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected auto or hierarchical")
+    if multi_node and collective != "all_reduce":
+        raise GpucommError(f"{collective} across nodes is not modelled yet: expected all_reduce, or --nodes 1")
+
+    if multi_node:
+        algo, proto, latency_s, transfer_s = _hierarchical_cost(size, n, fabric, protocol)
+    else:
+        if algorithm == "auto":
+            candidates = [a for a in NCCL_ALGORITHMS if a in _ALGOS_FOR[collective] and a != "hierarchical"
+                          and (a != "nvls" or fabric.nvls_capable)]
+        else:
+            candidates = [algorithm]
+        options = [_single_node_cost(collective, size, n, fabric, a, protocol) for a in candidates]
+        algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
     time_s = latency_s + transfer_s
+    if time_s <= 0:  # one rank, nothing to move: NCCL still launches a kernel
+        latency_s = time_s = cal.LL_BASE_LATENCY_S.value
     algbw = size / time_s
+    factor = busbw_factor(collective, n)
     return CollectiveCost(
-        collective=collective, algorithm=algorithm, protocol=protocol, link=link.key, p2p=p2p, num_ranks=n,
-        msg_bytes=size, time_s=time_s, latency_s=latency_s, transfer_s=transfer_s, bus_bytes=bus_bytes,
-        algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * busbw_factor(collective, n),
+        collective=collective, algorithm=algo, protocol=proto, link=fabric.link.key, p2p=p2p, num_ranks=n,
+        msg_bytes=size, time_s=time_s, latency_s=latency_s, transfer_s=transfer_s, bus_bytes=size * factor,
+        algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * factor, num_nodes=fabric.num_nodes,
     )
 
 
-def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, link: str | Link, p2p: bool = True) -> float:
-    """Predicted time in s of one all_reduce of ``msg_bytes`` on ``num_ranks`` GPUs (see :func:`collective_cost`).
+def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, link: str | Link, p2p: bool = True, **fabric) -> float:
+    """Predicted time in s of one all_reduce (see :func:`collective_cost` for the keywords).
 
     Examples
     --------
     >>> round(all_reduce_time_s(64 * 2**20, 4, link="pcie4", p2p=False) * 1e3, 1)
     9.9
     """
-    return collective_cost("all_reduce", msg_bytes, num_ranks=num_ranks, link=link, p2p=p2p).time_s
+    return collective_cost("all_reduce", msg_bytes, num_ranks=num_ranks, link=link, p2p=p2p, **fabric).time_s
 
 
 def alpha_beta_time_s(msg_bytes: float, *, alpha_s: float, bw_bytes_per_s: float,

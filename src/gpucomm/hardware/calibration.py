@@ -85,7 +85,36 @@ SIMPLE_LATENCY_S = Parameter(
     "far less (8.4 us base, src/graph/tuning.cc), because channel ramp-up and pipelining are not in its latency term.")
 
 
+LL_STEP_LATENCY_HOST_STAGED_S = Parameter(
+    "ll_step_latency_host_staged_s", 2.64e-6, "s per step",
+    "https://github.com/NVIDIA/nccl/issues/1530",
+    "Without P2P each step goes through host memory (SHM transport): 8x RTX 4090 on PCIe, 8 B all_reduce with "
+    "NCCL_ALGO=TREE takes 42.56 us (case C26). Inside one node NCCL's tree is a chain, 2(n-1) = 14 steps for 8 GPUs: "
+    "(42.56 - 5.57) / 14 = 2.64 us per step.")
+
+NVLS_EFFICIENCY = Parameter(
+    "nvls_efficiency", 0.689, "fraction of nominal per-direction NVLink bandwidth",
+    "https://github.com/stas00/ml-engineering/blob/c53741b8b7dcc17b152757f104398c6dd6f231b3/network/benchmarks/results/all-reduce-8xH200.md",
+    "NVLS all_reduce on 8x H200: algbw 275.58 GB/s at 16 GiB (case C13). With in-switch reduction each GPU's link carries "
+    "S (1 + 1/n) per direction (its share of every slice up to the switch, the reduced slices back by multicast), so the "
+    "efficiency is 275.58 x (1 + 1/8) / 450 = 0.689. It reproduces NCCL issue #1455's busbw for 5..8 GPUs (420/440/460/480 GB/s). "
+    "NCCL's tuner uses nvlsEfficiency 0.85 for Hopper (src/graph/tuning.cc) on a different bandwidth base.")
+
+NVLS_LATENCY_S = Parameter(
+    "nvls_latency_s", 93e-6, "s",
+    "https://github.com/stas00/ml-engineering/blob/c53741b8b7dcc17b152757f104398c6dd6f231b3/network/benchmarks/results/all-reduce-8xH200.md",
+    "Median of t - S (1 + 1/8) / B_nvls over 2 MiB..1 GiB of the 8x H200 sweep, where NCCL ran NVLS (case C13). "
+    "NCCL's tuner assumes 25 us NVLS hardware latency on NVLink (src/graph/tuning.cc).")
+
+NET_EFFICIENCY = Parameter(
+    "net_efficiency", 0.9, "fraction of nominal per-direction NIC bandwidth",
+    "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
+    "2 nodes x 8 H100 (GCP A3-Mega, 8 x 200 Gb/s NICs per node): all_reduce algbw 180.7 GB/s at 8 GiB against the "
+    "hierarchical bound of 8 NICs x 25 GB/s = 200 GB/s: 0.90 (case C08). Fitted on that one case, so C08 is in-sample.")
+
+
 def all_parameters() -> list[Parameter]:
     """Every calibration parameter, for documentation pages and source checks."""
     return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
-            LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_BW_FRACTION, SIMPLE_LATENCY_S]
+            LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
+            NVLS_EFFICIENCY, NVLS_LATENCY_S, NET_EFFICIENCY]
