@@ -17,7 +17,7 @@ import sys
 
 from gpucomm import GpucommError, __version__
 from gpucomm.collectives import COLLECTIVES
-from gpucomm.cost import collective_cost
+from gpucomm.cost import ALGORITHMS, collective_cost
 from gpucomm.hardware import link_keys
 from gpucomm.tp import MODELS, tp_forward_comm
 from gpucomm.units import format_size, format_time, parse_size
@@ -63,19 +63,25 @@ def _print_table(title: str, rows: list[tuple[str, str]]) -> None:
 
 def _cmd_cost(args) -> int:
     cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, link=args.link, p2p=not args.no_p2p,
-                           protocol=args.protocol)
+                           protocol=args.protocol, algorithm=args.algo, topology=args.topology,
+                           mesh_size=args.mesh_size, num_nodes=args.nodes, network=args.network,
+                           nics_per_node=args.nics_per_node)
     if args.json:
         print(json.dumps(cost.as_dict()))
         return 0
     where = f"{args.gpus} GPUs over {cost.link}" + (" (no P2P: staged through host memory)" if args.no_p2p else "")
+    if args.topology == "mesh":
+        where += f" (point-to-point mesh of {args.mesh_size})"
+    if args.nodes > 1:
+        where += f", {args.nodes} nodes over {args.network}"
     _print_table(f"{args.collective} of {format_size(cost.msg_bytes)} on {where}", [
         ("time", format_time(cost.time_s)),
         ("  latency part (alpha)", format_time(cost.latency_s)),
         ("  bandwidth part", format_time(cost.transfer_s)),
         ("algbw", f"{cost.algbw_bytes_per_s / 1e9:.2f} GB/s"),
         ("busbw", f"{cost.busbw_bytes_per_s / 1e9:.2f} GB/s"),
-        ("protocol", cost.protocol),
         ("algorithm", cost.algorithm),
+        ("protocol", cost.protocol),
     ])
     return 0
 
@@ -111,7 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--gpus", type=_int_arg("number of GPUs", 1), required=True, help="GPUs taking part (>= 1)")
     cost.add_argument("--size", type=_size_arg, required=True, help="message size, e.g. 64MiB, 1GB, 8 (bytes)")
     cost.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
+    cost.add_argument("--algo", default="auto", help=f"algorithm: one of {', '.join(ALGORITHMS)} (default auto, as NCCL)")
     cost.add_argument("--protocol", default="auto", help="auto (default), LL or Simple")
+    cost.add_argument("--topology", default="switch", help="switch (NVSwitch or PCIe tree, default) or mesh (point-to-point)")
+    cost.add_argument("--mesh-size", type=_int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh (default 8)")
+    cost.add_argument("--nodes", type=_int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
+    cost.add_argument("--network", default=None, help="scale-out link between nodes, e.g. ndr (needs --nodes > 1)")
+    cost.add_argument("--nics-per-node", type=_int_arg("NICs per node", 1), default=None, help="default: one per GPU")
     cost.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     cost.set_defaults(func=_cmd_cost)
 
@@ -161,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(_attach_negative_values(sys.argv[1:] if argv is None else list(argv)))
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # `gpucomm ... | head`: the reader left, nothing to report
+        return 0
     except GpucommError as exc:
         print(f"gpucomm: error: {exc}", file=sys.stderr)
         return 2
