@@ -1,0 +1,290 @@
+"""Start N local ranks and collect their results: :func:`run_sweep` and ``gpucomm bench --ranks N``.
+
+The launcher picks one free TCP port on 127.0.0.1, spawns one process per rank
+(``multiprocessing`` spawn start method, which works from notebooks because the worker
+lives in this package), and waits. Rank 0 writes the results file itself and sends each
+record back over a queue; the launcher prints the table. If a rank fails, the others are
+stopped at once and the first rank's one-line error is raised as :class:`GpucommError`.
+On Ctrl-C or any exception in the launcher, every worker is terminated (then killed) before
+the exception propagates; workers also exit on their own if the launcher disappears.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue as queue_mod
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from dataclasses import fields, replace
+
+from gpucomm import GpucommError
+from gpucomm.bench.config import DEFAULT_TIMEOUT_S, SweepConfig
+from gpucomm.bench.results import SweepResults, TableReporter
+from gpucomm.collectives import check_num_ranks
+from gpucomm.units import MiB
+
+#: Seconds a worker gets to exit after SIGTERM before SIGKILL.
+STOP_GRACE_S = 5.0
+
+
+class Terminated(Exception):
+    """The launcher received SIGTERM (raised by the CLI's handler, so that workers are stopped)."""
+
+
+def free_port() -> int:
+    """A TCP port that is free on 127.0.0.1 right now (the kernel picks it: bind to port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Exit this worker if the launcher dies (even by SIGKILL): no orphans left in collectives."""
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent_pid:
+                os._exit(1)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="gpucomm-parent-watch", daemon=True).start()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    if isinstance(exc, GpucommError):
+        return first
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def _worker(rank: int, world_size: int, port: int, config: SweepConfig, messages, parent_pid: int) -> None:
+    """One rank under the local launcher (module-level so that spawn can import it)."""
+    _exit_with_parent(parent_pid)
+    # Ctrl-C at a terminal reaches the whole process group: let the launcher handle it
+    # and stop the workers, instead of N tracebacks from ranks interrupted mid-collective.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from gpucomm.bench.runner import run_rank  # torch is imported here, in the worker
+
+    try:
+        run_rank(config, rank=rank, world_size=world_size, local_rank=rank, local_world_size=world_size,
+                 init_method=f"tcp://127.0.0.1:{port}", launcher="local",
+                 on_meta=lambda meta: messages.put(("meta", rank, meta)),
+                 on_record=lambda record: messages.put(("record", rank, record)))
+    except BaseException as exc:  # report, then exit non-zero
+        if not isinstance(exc, GpucommError):
+            traceback.print_exc(file=sys.stderr)
+        messages.put(("error", rank, _one_line(exc)))
+        messages.close()
+        messages.join_thread()  # make sure the message is in the pipe before we exit
+        sys.exit(1)
+    messages.put(("done", rank, None))
+    messages.close()
+    messages.join_thread()
+
+
+def _stop(procs: list) -> None:
+    """Terminate (SIGTERM), then kill (SIGKILL) any worker still alive, and reap all."""
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter | None = None,
+                 poll_s: float = 0.1) -> SweepResults:
+    """Run ``config`` on ``num_ranks`` local ranks; return rank 0's records.
+
+    Parameters
+    ----------
+    config : SweepConfig
+        What to measure (validated).
+    num_ranks : int
+        Processes to start, one per rank (>= 1); on NCCL one per GPU.
+    reporter : TableReporter or None
+        Prints the table as records arrive (None: silent).
+    poll_s : float
+        How often to check the workers while waiting, in seconds.
+
+    Returns
+    -------
+    SweepResults
+        One record per finished size, metadata in ``.meta``.
+
+    Raises
+    ------
+    GpucommError
+        Bad ranks/backend/dtype (before anything starts), or a rank that failed (its
+        message, with its rank).
+    KeyboardInterrupt, Terminated
+        After stopping every worker; records already written to ``config.out`` stay there.
+    """
+    check_num_ranks(num_ranks, maximum=4096)
+    from gpucomm.bench.runner import resolve_backend
+
+    resolve_backend(config.backend, num_ranks, config.dtype)  # fail here, before any process starts
+    ctx = mp.get_context("spawn")
+    messages = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=_worker, args=(rank, num_ranks, port, config, messages, os.getpid()),
+                         name=f"gpucomm-bench-rank{rank}", daemon=True) for rank in range(num_ranks)]
+    results = SweepResults()
+    errors: list[tuple[int, str]] = []
+    done: set[int] = set()
+    total = len(config.sizes())
+
+    def handle(message) -> None:
+        kind, rank, payload = message
+        if kind == "meta":
+            results.meta = payload
+            if reporter:
+                reporter.start(payload, total)
+        elif kind == "record":
+            results.append(payload)
+            if reporter:
+                reporter.row(payload)
+        elif kind == "error":
+            errors.append((rank, payload))
+        elif kind == "done":
+            done.add(rank)
+
+    def drain(wait_s: float) -> None:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                handle(messages.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue_mod.Empty:
+                return
+
+    try:
+        for p in procs:
+            p.start()
+        while len(done) < num_ranks:
+            try:
+                handle(messages.get(timeout=poll_s))
+                continue
+            except queue_mod.Empty:
+                pass
+            failed = [(rank, p.exitcode) for rank, p in enumerate(procs) if p.exitcode not in (None, 0)]
+            if errors or failed:
+                drain(1.0)  # collect the error messages already on their way
+                break
+            if all(p.exitcode == 0 for p in procs):
+                drain(1.0)
+                break
+        if len(done) == num_ranks:  # all ranks reported success: let them finish exiting
+            deadline = time.monotonic() + STOP_GRACE_S
+            for p in procs:
+                p.join(max(0.0, deadline - time.monotonic()))
+    finally:
+        if reporter:
+            reporter.close()
+        _stop(procs)
+        messages.cancel_join_thread()
+        messages.close()
+    if errors:
+        rank, text = errors[0]
+        more = f" (and {len(errors) - 1} more ranks failed)" if len(errors) > 1 else ""
+        raise GpucommError(f"rank {rank}: {text}{more}")
+    if len(done) < num_ranks:
+        failed = [(rank, p.exitcode) for rank, p in enumerate(procs) if rank not in done]
+        rank, code = failed[0]
+        raise GpucommError(f"rank {rank} {_exit_text(code)} without an error message after {len(results)} of "
+                           f"{total} sizes")
+    if reporter:
+        reporter.finish(results, out=config.out)
+    return results
+
+
+def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: int | str = 8,
+              max_bytes: int | str = 64 * MiB, step_factor: int = 2, iters: int = 20, blocks: int = 1, warmup_iters: int = 5,
+              check: bool = True, dtype: str = "float32", op: str = "sum", backend: str = "auto",
+              out: str | os.PathLike | None = None, max_seconds_per_size: float | None = None,
+              timeout_s: float = DEFAULT_TIMEOUT_S, print_table: bool = True,
+              progress: bool | None = None) -> SweepResults:
+    """Measure a collective over a range of message sizes on ``num_ranks`` local ranks.
+
+    For notebooks and scripts: the ranks are separate processes started here (one per
+    GPU with NCCL, else on the CPU with gloo), and the table is printed as sizes finish.
+
+    Parameters
+    ----------
+    num_ranks : int
+        Ranks to start (>= 1).
+    collective : str
+        ``all_reduce`` (the collectives measured so far).
+    min_bytes, max_bytes : int or str
+        Size range in bytes, or strings such as ``"64MiB"`` (nccl-tests ``-b``/``-e``).
+    step_factor : int
+        Integer factor between sizes, >= 2 (``-f``).
+    iters, warmup_iters : int
+        Timed iterations per block and warm-up iterations per size (``-n``, ``-w``).
+    blocks : int
+        Timed blocks per size; the median block's time is reported (1: nccl-tests' method).
+    check : bool
+        Count wrong elements in a separate pass with exact inputs (``-c``).
+    dtype : str
+        ``float32`` (default) or ``float64``; ``float16``/``bfloat16`` need NCCL.
+    op : str
+        ``sum``, ``prod``, ``max`` or ``min``.
+    backend : str
+        ``auto``, ``nccl`` or ``gloo``.
+    out : str or Path or None
+        JSON-lines results file (metadata line, then one line per size, each synced to
+        disk as the size finishes); None for no file.
+    max_seconds_per_size : float or None
+        Cap on one timed block's length; large sizes then run fewer iterations (>= 1).
+    timeout_s : float
+        Process-group timeout in seconds.
+    print_table : bool
+        Print the nccl-tests-like table to stdout as sizes finish.
+    progress : bool or None
+        Progress bar on stderr (None: only when stderr is a terminal).
+
+    Returns
+    -------
+    SweepResults
+        A list of per-size records (``msg_bytes``, ``count``, ``time_s``,
+        ``algbw_bytes_per_s``, ``busbw_bytes_per_s``, ``num_wrong``, ...) with the metadata
+        record in ``.meta`` and the total of wrong elements in ``.num_wrong``.
+
+    Raises
+    ------
+    GpucommError
+        On bad input, or when a rank fails (with that rank's one-line message).
+
+    Examples
+    --------
+    >>> results = run_sweep(num_ranks=2, max_bytes="1MiB", print_table=False)  # doctest: +SKIP
+    >>> results.num_wrong, len(results)  # doctest: +SKIP
+    (0, 18)
+    """
+    config = SweepConfig(collective=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
+                         iters=iters, blocks=blocks, warmup_iters=warmup_iters, check=check, dtype=dtype, op=op, backend=backend,
+                         out=None if out is None else os.fspath(out), max_seconds_per_size=max_seconds_per_size,
+                         timeout_s=timeout_s)
+    # The metadata's "argv" records the call, as the CLI records its command line.
+    config = replace(config, argv=("run_sweep", f"num_ranks={num_ranks!r}") + tuple(
+        f"{f.name}={getattr(config, f.name)!r}" for f in fields(config) if f.name != "argv"))
+    reporter = TableReporter(progress=progress) if print_table else None
+    return launch_local(config, num_ranks, reporter=reporter)
+
