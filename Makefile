@@ -1,0 +1,88 @@
+# gpucomm: build the course and run the checks.
+#
+#   make book    set up .venv, fetch the offline JavaScript, build the book into _build/html
+#                (every page executed; any cell error or Sphinx warning fails the build)
+#   make test    set up .venv, rebuild the book if a source changed since the last good build,
+#                then run the whole suite: tests/ (unit, widgets, book, browser), doctests of
+#                src/gpucomm, nbval on notebooks/ and labs/
+#   make env     only the virtualenv;  make assets  only assets/vendor/;  make clean  _build/
+#
+# Needs python3.11 (PYTHON=...), npm (once, to fetch MathJax, require.js and the ipywidgets
+# embedder) and, for the browser tests, Debian's `chromium` (.ci/run installs it).
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := book
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+# Extra pip arguments for the CPU torch, e.g. --index-url https://download.pytorch.org/whl/cpu
+TORCH_PIP_ARGS ?=
+# Strict by default: every page re-read and executed (--all), warnings are errors.
+# `make book BOOK_FLAGS=` for a quick incremental, lenient build.
+STRICT_BOOK_FLAGS := --all -W --keep-going
+BOOK_FLAGS ?= $(STRICT_BOOK_FLAGS)
+
+ENV_STAMP := $(VENV)/.gpucomm-env
+BOOK_STAMP := _build/html/.gpucomm-strict-build
+# What the built pages depend on: a change in any of these makes `make test` rebuild the book.
+BOOK_SOURCES := _config.yml _toc.yml scripts/fetch_assets.sh \
+  $(shell find book notebooks labs src/gpucomm -type f \( -name '*.md' -o -name '*.ipynb' -o -name '*.py' \) \
+          -not -path '*/.ipynb_checkpoints/*' -not -path '*/__pycache__/*' 2>/dev/null)
+# The venv's bin first: notebooks executed by the build and by nbval use its python.
+RUN := PATH="$(abspath $(BIN)):$$PATH"
+
+.PHONY: book test env assets clean
+
+env: $(ENV_STAMP)
+
+# Idempotent and fast once done: reruns only when a requirements file or pyproject.toml changes.
+# torch goes in first, alone, so nothing later resolves `torch` to a CUDA build; a torch already
+# in the venv (a GPU node's CUDA build) is kept.
+$(ENV_STAMP): requirements.txt requirements-cpu.txt pyproject.toml
+	@test -x $(PY) || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@if $(PY) -c 'import torch' 2>/dev/null; then \
+	  echo "keeping the installed torch $$($(PY) -c 'import torch; print(torch.__version__)')"; \
+	else \
+	  $(PY) -m pip install $(TORCH_PIP_ARGS) -r requirements-cpu.txt; \
+	fi
+	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install -e .
+	@touch $@
+
+assets: env
+	PYTHON=$(PY) scripts/fetch_assets.sh
+
+define build_book
+	PYTHON=$(PY) scripts/fetch_assets.sh
+	rm -f $(BOOK_STAMP)
+	$(RUN) $(BIN)/jupyter-book build . --builder html $(BOOK_FLAGS)
+	@if [ "$(BOOK_FLAGS)" = "$(STRICT_BOOK_FLAGS)" ]; then touch $(BOOK_STAMP); fi
+endef
+
+book: env
+	$(build_book)
+
+# For `make test`: rebuild only when a source changed since the last strict build.
+$(BOOK_STAMP): $(ENV_STAMP) $(BOOK_SOURCES)
+	$(build_book)
+
+# GPUCOMM_BOOK_BUILT=1: the book was just built (strictly) above, so tests/test_book.py does not
+# build it a second time. Doctests skip the modules that import torch when torch is missing.
+test: env $(BOOK_STAMP)
+	@$(PY) -c 'import playwright.sync_api' 2>/dev/null || $(PY) -m pip install "$$(grep -E '^playwright==' requirements.txt)"
+	@ignore=""; \
+	if ! $(PY) -c 'import torch' 2>/dev/null; then \
+	  for f in $$(grep -rlE '^(import|from) torch' src/gpucomm || true); do ignore="$$ignore --ignore=$$f"; done; \
+	  echo "torch is not installed: no doctests for$$ignore"; \
+	fi; \
+	set -x; \
+	GPUCOMM_BOOK_BUILT=1 $(RUN) $(PY) -m pytest tests notebooks labs src/gpucomm \
+	  --doctest-modules $$ignore \
+	  --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+clean:
+	rm -rf _build
