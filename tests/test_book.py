@@ -141,7 +141,8 @@ def test_only_the_entry_scripts_of_vendored_libraries_are_loaded():
         if "embed-amd.js" in order:
             # plotly.min.js must run before require.js defines `define`, or it registers as an
             # AMD module and window.Plotly stays undefined; the embedder needs require.js first.
-            assert order.index("plotly.min.js") < order.index("require.js") < order.index("embed-amd.js"), (rel, order)
+            assert (order.index("plotly.min.js") < order.index("require.js") < order.index("require-config.js")
+                    < order.index("embed-amd.js")), (rel, order)
             assert 'data-jupyter-widgets-cdn="' in text and "cdn.jsdelivr" not in text, rel
         else:
             assert "require.js" not in order, f"{rel} loads require.js without any widget"
