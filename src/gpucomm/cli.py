@@ -19,7 +19,7 @@ from gpucomm import GpucommError, __version__
 from gpucomm.collectives import COLLECTIVES
 from gpucomm.cost import ALGORITHMS, collective_cost
 from gpucomm.hardware import link_keys
-from gpucomm.tp import MODELS, tp_forward_comm
+from gpucomm.tp import MODELS, tp_forward_comm, tp_step
 from gpucomm.units import format_size, format_time, parse_size
 
 
@@ -87,21 +87,50 @@ def _cmd_cost(args) -> int:
 
 
 def _cmd_tp(args) -> int:
-    comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=args.tokens, link=args.link, dtype=args.dtype,
-                           p2p=not args.no_p2p)
+    fabric = dict(p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size)
+    comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=args.tokens * (args.batch if args.phase == "prefill" else 1),
+                           link=args.link, dtype=args.dtype, **fabric)
+    step = None
+    if args.phase == "decode":
+        comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=args.batch, link=args.link, dtype=args.dtype, **fabric)
+    if args.gpu:
+        step = tp_step(args.model, gpu=args.gpu, tp_size=args.tp, link=args.link, phase=args.phase, batch=args.batch,
+                       prompt_len=args.tokens, context_len=args.context, dtype=args.dtype, **fabric)
     if args.json:
-        out = {"model": comm.model, "tp_size": comm.tp_size, "num_tokens": comm.num_tokens, "msg_bytes": comm.msg_bytes,
-               "all_reduces": comm.all_reduces, "all_reduce_time_s": comm.per_all_reduce.time_s,
+        out = {"model": comm.model, "tp_size": comm.tp_size, "phase": args.phase, "num_tokens": comm.num_tokens,
+               "msg_bytes": comm.msg_bytes, "all_reduces": comm.all_reduces, "all_reduce_time_s": comm.per_all_reduce.time_s,
+               "all_reduce_algorithm": comm.per_all_reduce.algorithm, "comm_time_s": comm.total_time_s,
                "time_s": comm.total_time_s, "link": comm.per_all_reduce.link, "p2p": comm.per_all_reduce.p2p}
+        if step:
+            out.update(gpu=step.gpu, compute_time_s=step.compute_s * comm.all_reduces / 2, step_time_s=step.step_s,
+                       time_s=step.step_s, comm_share=step.comm_share, memory_bound=step.memory_bound,
+                       tokens_per_s_per_user=step.tokens_per_s_per_user, tokens_per_s_per_gpu=step.tokens_per_s_per_gpu,
+                       mem_bytes_per_gpu=step.mem_bytes_per_gpu, fits_memory=step.fits_memory)
         print(json.dumps(out))
         return 0
-    _print_table(f"TP={args.tp} forward of {args.model}, {args.tokens} tokens, over {comm.per_all_reduce.link}", [
+    rows = [
+        ("tokens in the pass", str(comm.num_tokens)),
         ("message per all_reduce", format_size(comm.msg_bytes)),
         ("all_reduces per forward", str(comm.all_reduces)),
-        ("time per all_reduce", format_time(comm.per_all_reduce.time_s)),
+        ("time per all_reduce", f"{format_time(comm.per_all_reduce.time_s)} ({comm.per_all_reduce.algorithm}, "
+                                f"{comm.per_all_reduce.protocol})"),
         ("all_reduce time per forward", format_time(comm.total_time_s)),
         ("busbw", f"{comm.per_all_reduce.busbw_bytes_per_s / 1e9:.2f} GB/s"),
-    ])
+    ]
+    if step:
+        rows += [
+            ("compute per forward (roofline)", format_time(step.compute_s * comm.all_reduces / 2)
+             + (" memory-bound" if step.memory_bound else " compute-bound")),
+            ("forward pass total", format_time(step.step_s)),
+            ("communication share", f"{100 * step.comm_share:.1f} %"),
+            ("tokens/s per user", f"{step.tokens_per_s_per_user:.1f}"),
+            ("tokens/s per GPU", f"{step.tokens_per_s_per_gpu:.1f}"),
+            ("weights + KV cache per GPU", format_size(step.mem_bytes_per_gpu)
+             + ("" if step.fits_memory else " - does NOT fit this GPU's memory")),
+        ]
+    else:
+        rows.append(("compute", "add --gpu (e.g. a100_sxm4_80gb) for the roofline compute time"))
+    _print_table(f"TP={args.tp} {args.phase} of {args.model} over {comm.per_all_reduce.link}", rows)
     return 0
 
 
@@ -122,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--topology", default="switch", help="switch (NVSwitch or PCIe tree, default) or mesh (point-to-point)")
     cost.add_argument("--mesh-size", type=_int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh (default 8)")
     cost.add_argument("--nodes", type=_int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
-    cost.add_argument("--network", default=None, help="scale-out link between nodes, e.g. ndr (needs --nodes > 1)")
+    cost.add_argument("--network", default=None, help="scale-out link between nodes, e.g. ib_ndr or eth_400g (needs --nodes > 1)")
     cost.add_argument("--nics-per-node", type=_int_arg("NICs per node", 1), default=None, help="default: one per GPU")
     cost.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     cost.set_defaults(func=_cmd_cost)
@@ -130,7 +159,15 @@ def build_parser() -> argparse.ArgumentParser:
     tp = sub.add_parser("tp", help="TP all_reduce communication of one forward pass")
     tp.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
     tp.add_argument("--tp", type=_int_arg("TP degree", 1), required=True, help="tensor-parallel degree (>= 1)")
-    tp.add_argument("--tokens", type=_int_arg("number of tokens", 1), required=True, help="tokens in the forward pass")
+    tp.add_argument("--tokens", type=_int_arg("number of tokens", 1), required=True,
+                    help="prompt tokens per sequence (prefill) or tokens already in the KV cache (decode)")
+    tp.add_argument("--phase", choices=("prefill", "decode"), default="prefill", help="prefill (default) or decode")
+    tp.add_argument("--batch", type=_int_arg("batch", 1), default=1, help="sequences in flight (default 1)")
+    tp.add_argument("--context", type=_int_arg("context length", 1), default=None,
+                    help="decode: tokens in the KV cache (default --tokens)")
+    tp.add_argument("--gpu", default=None, help="GPU catalog key for the roofline compute time, e.g. h100_sxm5")
+    tp.add_argument("--topology", default="switch", help="switch (default) or mesh")
+    tp.add_argument("--mesh-size", type=_int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh")
     tp.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
     tp.add_argument("--dtype", default="fp16", help="activation dtype: fp16 (default), bf16, fp32, fp8")
     tp.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")

@@ -112,7 +112,7 @@ class TPForwardComm:
 
 
 def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, link: str | Link,
-                    dtype: str = "fp16", p2p: bool = True) -> TPForwardComm:
+                    dtype: str = "fp16", p2p: bool = True, **fabric) -> TPForwardComm:
     """All_reduce count, size and time of one TP forward pass over ``num_tokens`` tokens.
 
     Parameters
@@ -129,6 +129,8 @@ def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, 
         Activation dtype.
     p2p : bool
         False: P2P disabled, staged through host memory (PCIe links only).
+    **fabric
+        ``topology``, ``mesh_size``, ``algorithm``... passed to :func:`gpucomm.cost.collective_cost`.
 
     Returns
     -------
@@ -149,6 +151,184 @@ def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, 
     """
     cfg = get_model(model)
     msg = tp_all_reduce_bytes(num_tokens, cfg.hidden_size, dtype=dtype)
-    cost = collective_cost("all_reduce", msg, num_ranks=tp_size, link=link, p2p=p2p)
+    cost = collective_cost("all_reduce", msg, num_ranks=tp_size, link=link, p2p=p2p, **fabric)
     count = ALL_REDUCES_PER_LAYER_FORWARD * cfg.num_layers
     return TPForwardComm(cfg.key, tp_size, num_tokens, msg, count, cost, count * cost.time_s)
+
+
+# --- TP inference: compute from a roofline, communication from the cost model -------------------------
+
+def layer_params(model: str | ModelConfig) -> int:
+    """Weights of one transformer layer (attention + SwiGLU MLP), without norms.
+
+    ``hidden x (hidden + 2 x kv_dim)`` for Q, K, V, ``hidden x hidden`` for the output
+    projection, ``3 x hidden x intermediate`` for the gated MLP, with
+    ``kv_dim = num_key_value_heads x hidden / num_attention_heads`` (grouped-query attention).
+
+    Examples
+    --------
+    >>> round(layer_params("llama-3-70b") * 80 / 1e9, 1)  # + embeddings and head = 70.6 B
+    68.5
+    """
+    cfg = get_model(model)
+    kv_dim = cfg.num_key_value_heads * cfg.hidden_size // cfg.num_attention_heads
+    attn = cfg.hidden_size * (cfg.hidden_size + 2 * kv_dim) + cfg.hidden_size * cfg.hidden_size
+    mlp = 3 * cfg.hidden_size * cfg.intermediate_size
+    return attn + mlp
+
+
+def kv_bytes_per_token_per_layer(model: str | ModelConfig, *, dtype: str = "fp16") -> int:
+    """KV-cache bytes of one token in one layer: ``2 x kv_dim x bytes`` (K and V)."""
+    cfg = get_model(model)
+    return 2 * cfg.num_key_value_heads * cfg.hidden_size // cfg.num_attention_heads * dtype_bytes(dtype)
+
+
+@dataclass(frozen=True)
+class TPStep:
+    """One forward pass (a prefill, or one decode step) of a TP group. Times in s, per layer unless named."""
+
+    model: str
+    gpu: str
+    tp_size: int
+    phase: str
+    batch: int
+    num_tokens: int
+    """Tokens processed in this pass (batch x prompt in prefill, batch in decode)."""
+    context_len: int
+    compute_s: float
+    """Roofline time of one layer on one GPU: max(FLOPs / peak, bytes / HBM bandwidth)."""
+    memory_bound: bool
+    comm_s: float
+    """All_reduce time of one layer (2 all_reduces)."""
+    msg_bytes: int
+    all_reduce: CollectiveCost
+    step_s: float
+    """Whole pass: layers x (compute + communication), no overlap."""
+    comm_share: float
+    tokens_per_s_per_user: float
+    """Decode: 1 / step time. Prefill: prompt tokens / step time."""
+    tokens_per_s_per_gpu: float
+    mem_bytes_per_gpu: float
+    """Weights and KV cache held by each GPU, in bytes (activations and framework overhead excluded)."""
+    fits_memory: bool
+    """Whether ``mem_bytes_per_gpu`` fits the GPU's memory."""
+
+
+def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Link, phase: str = "decode",
+            batch: int = 1, prompt_len: int = 1024, context_len: int | None = None, dtype: str = "fp16",
+            p2p: bool = True, **fabric) -> TPStep:
+    """Roofline compute + all_reduce communication of one TP forward pass.
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Model preset.
+    gpu : str
+        GPU catalog key (``gpucomm.hardware.gpus``); needs dense FP16/BF16 FLOP/s and memory bandwidth.
+    tp_size : int
+        TP degree, >= 1 (a divisor of the attention heads).
+    link : str or Link
+        Link between the TP GPUs.
+    phase : {"prefill", "decode"}
+        Prefill processes ``batch x prompt_len`` tokens at once; decode one token per sequence.
+    batch : int
+        Sequences in flight, >= 1.
+    prompt_len : int
+        Prompt tokens per sequence (prefill), >= 1.
+    context_len : int, optional
+        Tokens already in the KV cache during decode (default ``prompt_len``).
+    dtype : str
+        Weights, activations and KV cache dtype.
+    p2p, **fabric
+        Passed to :func:`gpucomm.cost.collective_cost` (``p2p``, ``topology``, ``mesh_size``...).
+
+    Returns
+    -------
+    TPStep
+
+    Raises
+    ------
+    GpucommError
+        Unknown model, GPU, link or phase; a GPU without FLOP/s or bandwidth in the catalog; a TP degree
+        that does not divide the attention heads; counts below 1.
+
+    Notes
+    -----
+    Per layer and GPU: FLOPs = ``2 x params x tokens / tp`` (one multiply-add per weight per token) plus
+    attention ``4 x tokens x context x hidden / tp`` (scores and weighted sum); bytes = weights / tp +
+    KV cache read / tp. Compute time = max(FLOPs / peak FLOP/s, bytes / memory bandwidth): the roofline
+    (Williams, Waterman, Patterson, CACM 52(4), 2009), an upper bound on speed. Communication: two
+    all_reduces of ``tokens x hidden`` per layer (Megatron-LM, arXiv:1909.08053). No overlap.
+
+    Examples
+    --------
+    >>> s = tp_step("llama-3-70b", gpu="a100_sxm4_80gb", tp_size=4, link="nvlink3", phase="decode", batch=1)
+    >>> s.memory_bound, s.msg_bytes
+    (True, 16384)
+    """
+    from gpucomm.hardware.gpus import get_gpu
+
+    cfg = get_model(model)
+    spec = get_gpu(gpu)
+    peak = spec.dense_bf16_flops_per_s or spec.dense_fp16_flops_per_s
+    if not peak or not spec.mem_bw_bytes_per_s:
+        raise GpucommError(f"GPU {spec.key!r} has no FLOP/s or memory bandwidth in the catalog: expected one of "
+                           + ", ".join(k for k, g in __import__("gpucomm.hardware.gpus", fromlist=["GPUS"]).GPUS.items()
+                                       if (g.dense_bf16_flops_per_s or g.dense_fp16_flops_per_s) and g.mem_bw_bytes_per_s))
+    if phase not in ("prefill", "decode"):
+        raise GpucommError(f"unknown phase {phase!r}: expected prefill or decode")
+    for name, value in (("TP degree", tp_size), ("batch", batch), ("prompt length", prompt_len)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
+    if cfg.num_attention_heads % tp_size or cfg.num_key_value_heads % min(tp_size, cfg.num_key_value_heads):
+        raise GpucommError(f"TP degree {tp_size} does not divide the {cfg.num_attention_heads} attention heads of "
+                           f"{cfg.key}: expected a divisor such as 1, 2, 4, 8")
+    context = prompt_len if context_len is None else context_len
+    tokens = batch * prompt_len if phase == "prefill" else batch
+    attn_context = prompt_len if phase == "prefill" else context
+    nbytes = dtype_bytes(dtype)
+    flops = (2 * layer_params(cfg) * tokens + 4 * tokens * attn_context * cfg.hidden_size) / tp_size
+    kv_read = kv_bytes_per_token_per_layer(cfg, dtype=dtype) * batch * context if phase == "decode" else 0
+    mem_bytes = (layer_params(cfg) * nbytes + kv_read) / tp_size
+    t_flops, t_mem = flops / peak, mem_bytes / spec.mem_bw_bytes_per_s
+    compute_s = max(t_flops, t_mem)
+    msg = tp_all_reduce_bytes(tokens, cfg.hidden_size, dtype=dtype)
+    if tp_size > 1:
+        ar = collective_cost("all_reduce", msg, num_ranks=tp_size, link=link, p2p=p2p, **fabric)
+        comm_s = ALL_REDUCES_PER_LAYER_FORWARD * ar.time_s
+    else:
+        ar = collective_cost("all_reduce", msg, num_ranks=1, link=link, p2p=p2p, **fabric)
+        comm_s = 0.0
+    step_s = cfg.num_layers * (compute_s + comm_s)
+    per_user = (1.0 if phase == "decode" else prompt_len) / step_s
+    held = cfg.num_layers * (layer_params(cfg) * nbytes + kv_bytes_per_token_per_layer(cfg, dtype=dtype) * batch * context) / tp_size
+    return TPStep(cfg.key, spec.key, tp_size, phase, batch, tokens, context, compute_s, t_mem >= t_flops, comm_s, msg,
+                  ar, step_s, comm_s / (compute_s + comm_s), per_user, tokens / step_s / tp_size, held,
+                  spec.mem_bytes is not None and held <= spec.mem_bytes)
+
+
+def tp_speedup(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Link, **kwargs) -> float:
+    """Speed-up of one pass at TP degree ``tp_size`` over one GPU: ``step(TP=1) / step(TP=tp_size)``.
+
+    Compute shrinks as 1/tp, communication does not: Amdahl's law with a serial part that *grows*
+    with tp (Amdahl, AFIPS 1967). Keyword arguments as :func:`tp_step`.
+    """
+    one = tp_step(model, gpu=gpu, tp_size=1, link=link, **kwargs)
+    return one.step_s / tp_step(model, gpu=gpu, tp_size=tp_size, link=link, **kwargs).step_s
+
+
+def sp_layer_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, link: str | Link, dtype: str = "fp16",
+                  **fabric) -> tuple[CollectiveCost, CollectiveCost]:
+    """Sequence parallelism: per layer forward, 2 all_gathers + 2 reduce_scatters instead of 2 all_reduces.
+
+    Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models", arXiv:2205.05198,
+    sec. 4.2.2: an all_reduce is a reduce_scatter followed by an all_gather, so the bytes on the wire are the
+    same; what changes is that the norms and dropout between them run on 1/tp of the tokens.
+
+    Returns
+    -------
+    (all_gather cost, reduce_scatter cost), each for the full ``tokens x hidden`` buffer.
+    """
+    msg = tp_all_reduce_bytes(num_tokens, get_model(model).hidden_size, dtype=dtype)
+    return (collective_cost("all_gather", msg, num_ranks=tp_size, link=link, **fabric),
+            collective_cost("reduce_scatter", msg, num_ranks=tp_size, link=link, **fabric))
