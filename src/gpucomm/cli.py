@@ -65,7 +65,7 @@ def _cmd_cost(args) -> int:
     cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, link=args.link, p2p=not args.no_p2p,
                            protocol=args.protocol, algorithm=args.algo, topology=args.topology,
                            mesh_size=args.mesh_size, num_nodes=args.nodes, network=args.network,
-                           nics_per_node=args.nics_per_node)
+                           nics_per_node=args.nics_per_node, gpus_per_uplink=args.gpus_per_uplink)
     if args.json:
         print(json.dumps(cost.as_dict()))
         return 0
@@ -134,6 +134,37 @@ def _cmd_tp(args) -> int:
     return 0
 
 
+def _cmd_validate(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from gpucomm.validation import summarize, validate
+
+    results = validate()
+    if args.json:
+        print(json.dumps({"results": [dict(r.__dict__, error=r.error) for r in results],
+                          "summary": [s.__dict__ for s in summarize(results)]}))
+        return 0
+    table = Table(title="all_reduce: model vs published measurements", header_style="bold")
+    for col in ("case", "group", "what", "measured", "model", "error", "algorithm", "note"):
+        table.add_column(col, justify="right" if col in ("measured", "model", "error") else "left")
+    for r in results:
+        unit = " GB/s" if r.metric == "busbw" else " us"
+        note = ("fitted here; " if r.in_sample else "") + r.why
+        table.add_row(r.case_id, r.group, r.label, f"{r.measured:.4g}{unit}", f"{r.predicted:.4g}{unit}",
+                      f"{100 * r.error:+.0f} %", r.algorithm, note)
+    console = Console(width=200)
+    console.print(table)
+    summary = Table(title="summary (out-of-sample only)", header_style="bold")
+    for col in ("group", "cases", "median |error|", "worst |error|", "median factor", "worst factor"):
+        summary.add_column(col)
+    for s in summarize(results):
+        summary.add_row(s.group, str(s.count), f"{100 * s.median_abs_error:.1f} %", f"{100 * s.worst_abs_error:.0f} %",
+                        f"{s.median_factor:.2f}x", f"{s.worst_factor:.2f}x")
+    console.print(summary)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``gpucomm`` command."""
     parser = _Parser(prog="gpucomm", description="How GPUs talk to each other: collective cost, TP communication, benchmarks.")
@@ -150,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--protocol", default="auto", help="auto (default), LL or Simple")
     cost.add_argument("--topology", default="switch", help="switch (NVSwitch or PCIe tree, default) or mesh (point-to-point)")
     cost.add_argument("--mesh-size", type=_int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh (default 8)")
+    cost.add_argument("--gpus-per-uplink", type=_int_arg("GPUs per uplink", 1), default=1,
+                      help="with --no-p2p: GPUs sharing one PCIe uplink to the host (2 in a DGX A100)")
     cost.add_argument("--nodes", type=_int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
     cost.add_argument("--network", default=None, help="scale-out link between nodes, e.g. ib_ndr or eth_400g (needs --nodes > 1)")
     cost.add_argument("--nics-per-node", type=_int_arg("NICs per node", 1), default=None, help="default: one per GPU")
@@ -173,6 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
     tp.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     tp.set_defaults(func=_cmd_tp)
+
+    val = sub.add_parser("validate", help="the model against every bundled published measurement")
+    val.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    val.set_defaults(func=_cmd_validate)
 
     try:  # the benchmark runner needs torch; register it only where torch is installed
         from gpucomm.bench.cli import register_cli

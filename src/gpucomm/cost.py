@@ -91,6 +91,9 @@ class Fabric:
         Scale-out NIC key (``gpucomm.hardware.network``) when ``num_nodes > 1``.
     nics_per_node : int or None
         NICs per node (default: one per GPU, as in DGX H100).
+    gpus_per_uplink : int
+        Without P2P: GPUs that share one PCIe uplink to the host (2 behind each PCIe switch in a
+        DGX A100). Staged traffic of those GPUs crosses the same uplink, so each gets 1/k of it.
     """
 
     link: Link
@@ -100,6 +103,7 @@ class Fabric:
     num_nodes: int = 1
     network: str | None = None
     nics_per_node: int | None = None
+    gpus_per_uplink: int = 1
 
     @property
     def nvls_capable(self) -> bool:
@@ -108,7 +112,8 @@ class Fabric:
 
 
 def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch", mesh_size: int = 8,
-                num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None) -> Fabric:
+                num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
+                gpus_per_uplink: int = 1) -> Fabric:
     """Validate and build a :class:`Fabric`.
 
     Raises
@@ -133,7 +138,11 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
         _network_bw(network)  # validates the key
         if nics_per_node is not None:
             check_num_ranks(nics_per_node, maximum=64)
-    return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node)
+    check_num_ranks(gpus_per_uplink, maximum=64)
+    if gpus_per_uplink > 1 and p2p:
+        raise GpucommError(f"{gpus_per_uplink} GPUs per uplink only matters when traffic is staged through the host: "
+                           "expected p2p=False (--no-p2p) or 1")
+    return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink)
 
 
 def _network_bw(key: str) -> float:
@@ -198,7 +207,7 @@ def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
         if num_ranks > fabric.mesh_size:
             raise GpucommError(f"{num_ranks} GPUs do not fit a mesh of {fabric.mesh_size}: expected at most {fabric.mesh_size}")
         bw *= max(num_ranks - 1, 1) / (fabric.mesh_size - 1)
-    return bw
+    return bw / min(fabric.gpus_per_uplink, num_ranks)
 
 
 def pair_bw_bytes_per_s(fabric: Fabric) -> float:
@@ -320,7 +329,7 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
     intra-node all-gather, pipelined (NCCL streams chunks, so the slower stage sets the pace)."""
     nodes = fabric.num_nodes
     g = n // nodes
-    intra = Fabric(fabric.link, fabric.p2p, fabric.topology, fabric.mesh_size)
+    intra = Fabric(fabric.link, fabric.p2p, fabric.topology, fabric.mesh_size, gpus_per_uplink=fabric.gpus_per_uplink)
     if g > 1:
         _, p_rs, lat_rs, tr_rs = _single_node_cost("reduce_scatter", size, g, intra, "ring", protocol)
     else:
@@ -345,7 +354,8 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
 
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: str | Link, p2p: bool = True,
                     algorithm: str = "auto", protocol: str = "auto", topology: str = "switch", mesh_size: int = 8,
-                    num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None) -> CollectiveCost:
+                    num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
+                    gpus_per_uplink: int = 1) -> CollectiveCost:
     """Predict time, algbw and busbw of one collective.
 
     Parameters
@@ -366,7 +376,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
         that apply (NVLS only behind NVLink 4+ switches; hierarchical only across nodes).
     protocol : {"auto", "LL", "Simple"}
         ``auto`` takes the cheaper, as NCCL's tuner does.
-    topology, mesh_size, num_nodes, network, nics_per_node
+    topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink
         See :class:`Fabric`.
 
     Returns
@@ -401,7 +411,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     if protocol != "auto" and protocol not in PROTOCOLS:
         raise GpucommError(f"unknown protocol {protocol!r}: expected auto or one of {', '.join(PROTOCOLS)}")
     fabric = make_fabric(link, p2p=p2p, topology=topology, mesh_size=mesh_size, num_nodes=num_nodes, network=network,
-                         nics_per_node=nics_per_node)
+                         nics_per_node=nics_per_node, gpus_per_uplink=gpus_per_uplink)
     if n % fabric.num_nodes:
         raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
     if algorithm != "auto" and algorithm not in _ALGOS_FOR[collective]:

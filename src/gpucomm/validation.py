@@ -1,0 +1,181 @@
+"""The model against published measurements: every case, predicted vs measured, and summary figures.
+
+Each case of ``gpucomm/data/cases.csv`` (and each size of the two bundled sweeps) is mapped
+below to the model inputs that describe its hardware. Cases whose numbers were used to
+fit a calibration parameter are marked ``in_sample``: they show the fit, not a prediction.
+Run ``gpucomm validate`` to print the table.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from dataclasses import dataclass
+from importlib import resources
+
+from gpucomm.collectives import busbw_factor
+from gpucomm.cost import collective_cost
+from gpucomm.hardware import Link, get_gpu
+from gpucomm.measurements import case, seed_llama70b_tp4
+
+GROUPS = ("nvlink_large", "pcie_large", "small_latency")
+"""large-message busbw on NVLink/NVSwitch, large-message busbw on PCIe, small-message time."""
+
+
+def _bridge(gpu_key: str) -> Link:
+    """The NVLink bridge of a PCIe card as a link (per-GPU per-direction NVLink bandwidth from the GPU catalog)."""
+    gpu = get_gpu(gpu_key)
+    return Link(f"{gpu.key}_nvlink", f"{gpu.name} NVLink bridge", "nvlink", gpu.nvlink_bw_bytes_per_s,
+                gpu.nvlink_bidir_marketing_bytes_per_s, 0, gpu.source, gpu.notes)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A published measurement and the model inputs that describe its system."""
+
+    case_id: str
+    group: str
+    metric: str  # "busbw" (GB/s) or "time" (us)
+    label: str
+    model_kwargs: dict
+    measured: float | None = None  # overrides the cases.csv value (e.g. a ring figure quoted in the notes)
+    msg_bytes: int | None = None
+    num_ranks: int | None = None
+    in_sample: bool = False
+    why: str = ""
+
+
+CASES = (
+    Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", dict(link="nvlink3"), in_sample=True,
+         why="ring efficiency of NVLink 3.0 is this measurement"),
+    Case("C17", "nvlink_large", "busbw", "Azure ND A100 v4, 8 GPUs, 8 GiB", dict(link="nvlink3"), msg_bytes=8 * 2**30),
+    Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", dict(link="nvlink4"), in_sample=True,
+         why="ring efficiency of NVLink 4.0 is this measurement"),
+    Case("C11", "nvlink_large", "busbw", "8x H100, ring, 4 GiB", dict(link="nvlink4", algorithm="ring"), measured=367.5),
+    Case("C10", "nvlink_large", "busbw", "8x H100, NVLS (maintainer's figure)", dict(link="nvlink4"), msg_bytes=16 * 2**30),
+    Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", dict(link="nvlink4"), in_sample=True,
+         why="NVLS efficiency is this measurement"),
+    Case("C14", "nvlink_large", "busbw", "8x H200, NVLS, 8 GiB", dict(link="nvlink4")),
+    Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", dict(link=_bridge("a40"))),
+    Case("C28", "nvlink_large", "busbw", "2x RTX 2080 Ti with NVLink bridge, 128 MiB (NCCL 2.6)",
+         dict(link=_bridge("rtx_2080_ti")), why="old NCCL (2.6, 2020): the bridge reached 41% of its rate"),
+    Case("C08", "nvlink_large", "busbw", "2 nodes x 8 H100, 8x 200 Gb/s per node, 8 GiB",
+         dict(link="nvlink4", num_nodes=2, network="eth_200g"), in_sample=True, why="network efficiency is this measurement"),
+    Case("C07", "pcie_large", "busbw", "DGX H100, 4 GPUs, P2P off, PCIe 5.0, 1 GiB", dict(link="pcie5", p2p=False),
+         in_sample=True, why="host-staged efficiency is taken from this measurement"),
+    Case("C39", "pcie_large", "time", "4 GPUs, PCIe 4.0 without P2P, 64 MiB (seed)", dict(link="pcie4", p2p=False),
+         measured=seed_llama70b_tp4()["all_reduce_pcie4_no_p2p_s"].value * 1e6),
+    Case("C05", "pcie_large", "busbw", "DGX A100, 4 GPUs, P2P off, PCIe 4.0, 8 GiB",
+         dict(link="pcie4", p2p=False, gpus_per_uplink=2),
+         why="two GPUs share each PCIe switch's uplink to the host (DGX A100: 4 PCIe switches for 8 GPUs, "
+             "https://docs.nvidia.com/dgx/dgxa100-user-guide/ [U])"),
+    Case("C03", "pcie_large", "busbw", "A40 server, 2 GPUs, P2P off (NODE), 1 GiB", dict(link="pcie4", p2p=False),
+         why="host path of this server unknown (PCIe switches, memory copy rate); the model assumes a DGX-class host"),
+    Case("C02", "pcie_large", "busbw", "A40 server, 4 GPUs over 2 sockets, P2P off, 1 GiB", dict(link="pcie4", p2p=False),
+         why="the ring crosses the inter-socket link, which is not in the catalog"),
+    Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", dict(link="nvlink3", algorithm="ring"),
+         in_sample=True, why="LL latency line is fitted to this table"),
+    Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", dict(link="pcie3")),
+    Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", dict(link="pcie4", p2p=False),
+         in_sample=True, why="host-staged step latency is fitted to this point"),
+    Case("C29", "small_latency", "time", "2x DGX Spark over one 200 Gb/s RoCE link, 8 KiB",
+         dict(link="nvlink5", num_nodes=2, network="eth_200g"),
+         why="RoCE between two single-GPU boxes: NIC and PCIe latency not in the model (it counts NVLink-class steps)"),
+    Case("C08s", "small_latency", "time", "2 nodes x 8 H100 over GPUDirect-TCPXO, 8 B",
+         dict(link="nvlink4", num_nodes=2, network="eth_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
+         why="TCPXO moves data through a host-side TCP stack: ~120 us floor, not in the model"),
+)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One line of the validation table."""
+
+    case_id: str
+    group: str
+    label: str
+    metric: str
+    measured: float
+    predicted: float
+    algorithm: str
+    in_sample: bool
+    why: str
+
+    @property
+    def error(self) -> float:
+        """Relative error of the prediction, (predicted - measured) / measured."""
+        return self.predicted / self.measured - 1
+
+    @property
+    def factor(self) -> float:
+        """max(predicted/measured, measured/predicted): how many times off."""
+        return max(self.predicted / self.measured, self.measured / self.predicted)
+
+
+def _predict(c: Case) -> Result:
+    row = case(c.case_id.rstrip("s"))
+    n = c.num_ranks or int(row["n_gpus"])
+    size = c.msg_bytes or int(row["bytes"])
+    cost = collective_cost("all_reduce", size, num_ranks=n, **c.model_kwargs)
+    if c.metric == "busbw":
+        measured = c.measured if c.measured is not None else float(row["busbw_GBps"])
+        predicted = cost.busbw_bytes_per_s / 1e9
+    else:
+        measured = c.measured if c.measured is not None else float(row["time_us"])
+        predicted = cost.time_s * 1e6
+    return Result(c.case_id, c.group, c.label, c.metric, measured, predicted, cost.algorithm, c.in_sample, c.why)
+
+
+def _sweep(name: str, label: str, link: str, min_bytes: int) -> list[Result]:
+    text = resources.files("gpucomm").joinpath("data", name).read_text()
+    rows = list(csv.DictReader(line for line in text.splitlines() if line and not line.startswith("#")))
+    out = []
+    for r in rows:
+        size, n, busbw = int(r["bytes"]), int(r["n_gpus"]), float(r["busbw_GBps"])
+        if size < min_bytes:
+            continue
+        cost = collective_cost("all_reduce", size, num_ranks=n, link=link)
+        measured_us = size * busbw_factor("all_reduce", n) / (busbw * 1e9) * 1e6
+        group = "small_latency" if size <= 64 * 2**10 else "sweep"
+        out.append(Result(f"{label} {r.get('size_label') or r.get('payload')}", group, f"{label} sweep", "time",
+                          measured_us, cost.time_s * 1e6, cost.algorithm, False, ""))
+    return out
+
+
+def validate() -> list[Result]:
+    """Every case and sweep point, predicted vs measured.
+
+    Returns
+    -------
+    list of Result
+        Cases of :data:`CASES` first, then the Azure A100 and 8x H200 sweeps (time per size).
+    """
+    results = [_predict(c) for c in CASES]
+    results += _sweep("azure_a100_allreduce_busbw.csv", "Azure A100x8", "nvlink3", 1024)
+    results += _sweep("mleng_8xH200_torch_allreduce.csv", "H200x8", "nvlink4", 32 * 2**10)
+    return results
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Median and worst error of one group, out-of-sample cases only."""
+
+    group: str
+    count: int
+    median_abs_error: float
+    worst_abs_error: float
+    median_factor: float
+    worst_factor: float
+
+
+def summarize(results: list[Result]) -> list[Summary]:
+    """Summary figures per group (``GROUPS`` plus ``sweep``), excluding in-sample cases."""
+    out = []
+    for group in (*GROUPS, "sweep"):
+        rs = [r for r in results if r.group == group and not r.in_sample]
+        if not rs:
+            continue
+        errs = [abs(r.error) for r in rs]
+        facs = [r.factor for r in rs]
+        out.append(Summary(group, len(rs), statistics.median(errs), max(errs), statistics.median(facs), max(facs)))
+    return out
