@@ -143,7 +143,11 @@ def bench_main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
                 raise GpucommError(f"--ranks {args.ranks} is for the local launcher; under torchrun RANK/WORLD_SIZE "
                                    "are set: expected --nproc-per-node to choose the number of ranks")
             reporter = TableReporter(progress=progress) if info["rank"] == 0 else None
-            results = run_rank(config, **info, launcher="torchrun" if is_torchrun() else "env", reporter=reporter)
+            try:
+                results = run_rank(config, **info, launcher="torchrun" if is_torchrun() else "env",
+                                   reporter=reporter)
+            except GpucommError as exc:  # every rank prints its own error: say which
+                raise GpucommError(f"rank {info['rank']}: {exc}") from exc
         else:
             from gpucomm.bench.launch import launch_local
 

@@ -38,6 +38,7 @@ from gpucomm.bench.config import SweepConfig, check_backend_dtype
 from gpucomm.bench.results import ResultsWriter, SweepResults, TableReporter
 from gpucomm.bench.spec import REDUCE_OPS, TORCH_DTYPES, CollectiveSpec, get_spec
 from gpucomm.collectives import algbw_bytes_per_s
+from gpucomm.units import format_size
 
 #: Environment variables copied into the results metadata (by prefix or exact name).
 ENV_PREFIXES = ("NCCL_", "GLOO_", "TORCH_NCCL_")
@@ -202,8 +203,11 @@ def measure_size(spec: CollectiveSpec, config: SweepConfig, *, msg_bytes: int, c
     op = REDUCE_OPS[config.op]
     try:
         buffers = spec.alloc(count, TORCH_DTYPES[config.dtype], device, world_size)
-    except torch.OutOfMemoryError:
-        raise GpucommError(f"size {msg_bytes} B does not fit in {device} memory on rank {rank}: expected a smaller -e") from None
+    except (torch.OutOfMemoryError, RuntimeError) as exc:  # CUDA OOM, or the CPU allocator's RuntimeError
+        if not isinstance(exc, torch.OutOfMemoryError) and "allocate" not in str(exc):
+            raise
+        raise GpucommError(f"size {msg_bytes} B ({format_size(msg_bytes)}) does not fit in {device.type} memory: "
+                           "expected a smaller -e") from None
     iters = config.iters
     if config.warmup_iters or config.max_seconds_per_size:
         warm_s = time_block_s(spec, buffers, op, max(1, config.warmup_iters), sync)
@@ -296,7 +300,7 @@ def run_rank(config: SweepConfig, *, rank: int, world_size: int, local_rank: int
         dist.init_process_group(**kwargs)
     except Exception as exc:  # a peer that never came, a port taken, a store timeout
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise GpucommError(f"rank {rank}: process group ({backend}, {world_size} ranks) did not form within "
+        raise GpucommError(f"process group ({backend}, {world_size} ranks) did not form within "
                            f"{config.timeout_s:g} s: {first}") from exc
     writer = None
     results = SweepResults()
