@@ -116,7 +116,8 @@ def cpu_model_name() -> str:
 def _device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return f"cuda:{device.index} {torch.cuda.get_device_name(device)}"
-    return f"cpu {cpu_model_name()} ({torch.get_num_threads()} threads)"
+    threads = torch.get_num_threads()
+    return f"cpu {cpu_model_name()} ({threads} thread{'s' if threads != 1 else ''})"
 
 
 def collect_metadata(config: SweepConfig, *, backend: str, device: torch.device, world_size: int,
