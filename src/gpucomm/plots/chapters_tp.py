@@ -223,7 +223,7 @@ class NetworkPath:
 
 def scale_out_busbw_figure(paths: tuple[NetworkPath, ...], *, link: str = "nvlink4", gpus_per_node: int = 8,
                            node_counts: tuple[int, ...] = (1, 2, 4, 16), initial_nodes: int = 2,
-                           measured: list[tuple[str, int, float]] = ()) -> go.Figure:
+                           measured: list[tuple[str, list[int], list[float]]] = ()) -> go.Figure:
     """all_reduce busbw vs message size across nodes, one line per network, slider over the node count.
 
     Parameters
@@ -238,8 +238,9 @@ def scale_out_busbw_figure(paths: tuple[NetworkPath, ...], *, link: str = "nvlin
         Node counts offered by the slider (1 = a single node, no network: every line is the same).
     initial_nodes : int
         The slider's starting position.
-    measured : list of (label, msg_bytes, busbw_bytes_per_s)
-        Published points to mark (shown at every slider position).
+    measured : list of (label, msg_bytes list, busbw_bytes_per_s list)
+        Published sweeps to mark, one trace each (shown at every slider position; say in the label which node
+        count they belong to).
 
     Returns
     -------
@@ -267,9 +268,9 @@ def scale_out_busbw_figure(paths: tuple[NetworkPath, ...], *, link: str = "nvlin
     for i, (p, y) in enumerate(zip(paths, data(initial_nodes))):
         fig.add_trace(go.Scatter(x=sizes, y=y, name=p.label, mode="lines", line=dict(color=_color(i), width=2.5 - 0.3 * i),
                                  hovertemplate="%{y:.3g} GB/s<extra>%{fullData.name}</extra>"))
-    for label, size, busbw in measured:
-        fig.add_trace(go.Scatter(x=[size], y=[busbw / 1e9], name=label, mode="markers",
-                                 marker=dict(symbol="x", size=13, color="black"),
+    for label, msg_sizes, busbw in measured:
+        fig.add_trace(go.Scatter(x=list(msg_sizes), y=[b / 1e9 for b in busbw], name=label, mode="markers",
+                                 marker=dict(symbol="x", size=9, color="black"),
                                  hovertemplate="%{y:.4g} GB/s measured<extra>%{fullData.name}</extra>"))
 
     def title(n: int) -> str:
