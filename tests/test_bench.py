@@ -208,6 +208,19 @@ def test_a_failing_rank_stops_the_run_with_its_message():
     assert "\n" not in str(info.value)
 
 
+def test_a_missing_peer_fails_after_the_timeout_with_a_message():
+    # Rank 0 of 2, and rank 1 never comes: the process group gives up after timeout_s.
+    from gpucomm.bench.launch import free_port
+    from gpucomm.bench.runner import run_rank
+
+    start = time.monotonic()
+    with pytest.raises(GpucommError, match=r"process group \(gloo, 2 ranks\) did not form within 2 s") as info:
+        run_rank(SweepConfig(backend="gloo", max_bytes=64, timeout_s=2), rank=0, world_size=2, local_rank=0,
+                 local_world_size=2, init_method=f"tcp://127.0.0.1:{free_port()}")
+    assert time.monotonic() - start < 30 and "\n" not in str(info.value)
+    assert not torch.distributed.is_initialized()
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
 def test_killed_sweep_keeps_every_finished_size(tmp_path, sig):
     out = tmp_path / "killed.jsonl"

@@ -22,6 +22,7 @@ prints them, writes them to the results file and hands them to a callback.
 from __future__ import annotations
 
 import datetime as _dt
+import inspect
 import os
 import platform
 import socket
@@ -120,6 +121,12 @@ def _device_name(device: torch.device) -> str:
     return f"cpu {cpu_model_name()} ({threads} thread{'s' if threads != 1 else ''})"
 
 
+def _nccl_version() -> str:
+    """NCCL's version as "2.21.5" (torch returns a tuple; very old releases returned an int)."""
+    version = torch.cuda.nccl.version()
+    return ".".join(str(v) for v in version) if isinstance(version, tuple) else str(version)
+
+
 def collect_metadata(config: SweepConfig, *, backend: str, device: torch.device, world_size: int,
                      launcher: str, note: str | None) -> dict:
     """The metadata record. Collective: every rank must call it (it gathers hosts and devices)."""
@@ -156,8 +163,7 @@ def collect_metadata(config: SweepConfig, *, backend: str, device: torch.device,
                    "median over blocks"),
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
-        "nccl_version": (".".join(str(v) for v in torch.cuda.nccl.version())
-                         if backend == "nccl" else None),
+        "nccl_version": _nccl_version() if backend == "nccl" else None,
         "python_version": platform.python_version(),
         "platform": platform.platform(),
         "env": {k: v for k, v in sorted(os.environ.items())
@@ -173,12 +179,21 @@ def _make_sync(device: torch.device) -> Callable[[], None]:
     return lambda: None  # gloo on CPU: dist.all_reduce returns when the operation is done
 
 
-def time_block_s(spec: CollectiveSpec, buffers, op, iters: int, sync: Callable[[], None]) -> float:
+def barrier(device: torch.device) -> None:
+    """``dist.barrier``, told which GPU to use on NCCL (it would otherwise guess from the rank)."""
+    if device.type == "cuda":
+        dist.barrier(device_ids=[device.index])
+    else:
+        dist.barrier()
+
+
+def time_block_s(spec: CollectiveSpec, buffers, op, iters: int, sync: Callable[[], None],
+                 device: torch.device) -> float:
     """Seconds per operation of one timed block on this rank (barrier first, host clock).
 
     Collective: every rank must call it with the same ``iters``.
     """
-    dist.barrier()
+    barrier(device)
     sync()
     start = time.perf_counter()
     for _ in range(iters):
@@ -204,19 +219,19 @@ def measure_size(spec: CollectiveSpec, config: SweepConfig, *, msg_bytes: int, c
     op = REDUCE_OPS[config.op]
     try:
         buffers = spec.alloc(count, TORCH_DTYPES[config.dtype], device, world_size)
-    except (torch.OutOfMemoryError, RuntimeError) as exc:  # CUDA OOM, or the CPU allocator's RuntimeError
-        if not isinstance(exc, torch.OutOfMemoryError) and "allocate" not in str(exc):
+    except (torch.cuda.OutOfMemoryError, RuntimeError) as exc:  # CUDA OOM, or the CPU allocator's RuntimeError
+        if not isinstance(exc, torch.cuda.OutOfMemoryError) and "allocate" not in str(exc):
             raise
         raise GpucommError(f"size {msg_bytes} B ({format_size(msg_bytes)}) does not fit in {device.type} memory: "
                            "expected a smaller -e") from None
     iters = config.iters
     if config.warmup_iters or config.max_seconds_per_size:
-        warm_s = time_block_s(spec, buffers, op, max(1, config.warmup_iters), sync)
+        warm_s = time_block_s(spec, buffers, op, max(1, config.warmup_iters), sync, device)
         if config.max_seconds_per_size:
             # All ranks must run the same number of operations: agree on the slowest estimate.
             warm_s = max_over_ranks(warm_s, device)
             iters = max(1, min(config.iters, int(config.max_seconds_per_size / max(warm_s, 1e-9))))
-    block_times_s = [max_over_ranks(time_block_s(spec, buffers, op, iters, sync), device)
+    block_times_s = [max_over_ranks(time_block_s(spec, buffers, op, iters, sync, device), device)
                      for _ in range(config.blocks)]
     time_s = statistics.median(block_times_s)
     num_wrong = None
@@ -295,8 +310,8 @@ def run_rank(config: SweepConfig, *, rank: int, world_size: int, local_rank: int
               "timeout": _dt.timedelta(seconds=config.timeout_s)}
     if init_method is not None:
         kwargs["init_method"] = init_method
-    if backend == "nccl":
-        kwargs["device_id"] = device
+    if backend == "nccl" and "device_id" in inspect.signature(dist.init_process_group).parameters:
+        kwargs["device_id"] = device  # torch >= 2.3: binds the group to this rank's GPU (eager NCCL init)
     try:
         dist.init_process_group(**kwargs)
     except Exception as exc:  # a peer that never came, a port taken, a store timeout
