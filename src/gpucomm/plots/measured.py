@@ -126,9 +126,9 @@ def measured_vs_model_figure(records: Iterable[dict], model_curve: Mapping[str, 
     ticks = _size_ticks(lo, hi)
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[format_size(t) for t in ticks],
                      title_text="message size per rank (binary units: 1 KiB = 1024 B)")
-    fig.update_yaxes(title_text="bus bandwidth busbw (GB/s = 1e9 B/s, per direction)", rangemode="tozero")
+    fig.update_yaxes(title_text="busbw (GB/s, per direction)", rangemode="tozero")  # GB/s = 1e9 B/s
     backend = f", {meta['backend']}" if meta.get("backend") else ""
     fig.update_layout(
         title=title or f"{collective} on {num_ranks} ranks{backend}: measured busbw vs alpha-beta model",
-        height=480, margin=dict(t=70, b=130), legend=dict(orientation="h", y=-0.28), template="plotly_white")
+        height=480, margin=dict(t=70, b=130, l=80), legend=dict(orientation="h", y=-0.28), template="plotly_white")
     return fig
