@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from gpucomm.bench.spec import REDUCE_OPS, CollectiveSpec, expected_value, input_value, periodic_tensor, PATTERN_PERIOD
+from gpucomm.bench.spec import PATTERN_PERIOD, CollectiveSpec, expected_value, input_value, periodic_tensor
 
 
 def _alloc(count: int, dtype: torch.dtype, device: torch.device, num_ranks: int) -> torch.Tensor:
@@ -39,4 +39,4 @@ ALL_REDUCE = CollectiveSpec(
     msg_bytes=lambda count, elem_bytes, num_ranks: count * elem_bytes,
 )
 
-__all__ = ["ALL_REDUCE", "REDUCE_OPS"]
+__all__ = ["ALL_REDUCE"]

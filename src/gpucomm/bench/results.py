@@ -77,19 +77,21 @@ def _fmt_time_us(time_s: float) -> str:
 
 def format_header(meta: dict) -> str:
     """The comment lines and column titles printed before the first row."""
+    m = meta.get
     lines = [
-        f"# gpucomm.bench {meta.get('collective', '?')}: {meta.get('num_ranks', '?')} ranks, backend "
-        f"{meta.get('backend', '?')}, {meta.get('dtype', '?')} {meta.get('op', '?')}, "
-        f"{format_size(meta.get('min_bytes', 0))} to {format_size(meta.get('max_bytes', 0))} step x{meta.get('step_factor', '?')}, "
-        f"iters {meta.get('iters', '?')} x {meta.get('blocks', 1)} blocks, warm-up {meta.get('warmup_iters', '?')}, check {int(bool(meta.get('check', 0)))}",
+        f"# gpucomm.bench {m('collective', '?')}: {m('num_ranks', '?')} ranks, backend {m('backend', '?')}, "
+        f"{m('dtype', '?')} {m('op', '?')}, {format_size(m('min_bytes', 0))} to {format_size(m('max_bytes', 0))} "
+        f"step x{m('step_factor', '?')}, iters {m('iters', '?')}"
+        + (f" x {m('blocks')} blocks" if m("blocks", 1) > 1 else "") + ", "
+        f"warm-up {m('warmup_iters', '?')}, check {int(bool(m('check', 0)))}",
     ]
     if meta.get("backend_note"):
         lines.append(f"# {meta['backend_note']}")
     for rank, (host, device) in enumerate(zip(meta.get("rank_hosts", []), meta.get("devices", []))):
         lines.append(f"#  rank {rank:3d} on {host}: {device}")
-    lines.append("# time: one operation, the maximum over ranks" + (", median of blocks" if meta.get("blocks", 1) > 1 else "")
-                 + "; GB/s = 1e9 B/s; busbw = algbw * "
-                 f"{meta.get('busbw_factor', '?')} (nccl-tests doc/PERFORMANCE.md)")
+    median = ", median of blocks" if m("blocks", 1) > 1 else ""
+    lines.append(f"# time: one operation, the maximum over ranks{median}; GB/s = 1e9 B/s; "
+                 f"busbw = algbw * {m('busbw_factor', '?')} (nccl-tests doc/PERFORMANCE.md)")
     lines.append("#" + "".join(f"{t:>{w}}" for t, _, w in _COLS)[1:])
     lines.append("#" + "".join(f"{u:>{w}}" for _, u, w in _COLS)[1:])
     return "\n".join(lines)
