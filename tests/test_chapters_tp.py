@@ -141,6 +141,10 @@ def step_y(fig, i):
     return fig.layout.sliders[0].steps[i].args[0]["y"]
 
 
+def step_text(fig, i):
+    return fig.layout.sliders[0].steps[i].args[0]["text"]
+
+
 def test_training_figure_bars_and_overlap_buttons():
     fig = training_comm_figure("llama-3-8b", (H100, RTX4090), gpu_counts=(2, 8), initial_gpus=8)
     _small(fig)
@@ -149,7 +153,11 @@ def test_training_figure_bars_and_overlap_buttons():
     e = training_comm_estimate("llama-3-8b", "tp", gpu="rtx_4090", link="pcie4", p2p=False, num_gpus=8, overlap=True)
     assert ys[3][1] == pytest.approx(e.comm.time_s)
     d = training_comm_estimate("llama-3-8b", "dp", gpu="h100_sxm5", link="nvlink4", num_gpus=8, overlap=True)
-    assert ys[4][0] == pytest.approx(d.exposed_s) and ys[-1][0] == pytest.approx(d.compute_s)
+    assert d.exposed_s == 0 and ys[-1][0] == pytest.approx(d.compute_s)
+    floor = 10 ** fig.layout.yaxis.range[0]
+    assert ys[4][0] == pytest.approx(floor) and step_text(fig, 1)[4][0] == "hidden"  # hidden: drawn at the floor
+    f = training_comm_estimate("llama-3-8b", "fsdp", gpu="rtx_4090", link="pcie4", p2p=False, num_gpus=8, overlap=True)
+    assert f.exposed_s > 0 and ys[5][1] == pytest.approx(f.exposed_s) and step_text(fig, 1)[5][1] == ""
     buttons = fig.layout.updatemenus[0].buttons
     assert [len(b.args[0]["visible"]) for b in buttons] == [9, 9]
     assert buttons[1].args[0]["visible"][:4] == [False] * 4

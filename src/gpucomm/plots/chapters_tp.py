@@ -8,6 +8,8 @@ Each builder only calls the model (:mod:`gpucomm.tp`, :mod:`gpucomm.planning`,
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -159,32 +161,40 @@ def training_comm_figure(model: str, configs: tuple[ServingConfig, ...], *, gpu_
         If ``initial_gpus`` is not in ``gpu_counts`` or the model rejects an input.
     """
     _check_initial("GPU count", initial_gpus, gpu_counts)
-    labels = [c.label for c in configs]
+    labels = [c.label.replace(", ", "<br>") for c in configs]  # two-line tick labels, no rotation
 
-    def estimates(n: int):
-        return {(s, c.label): training_comm_estimate(model, s, gpu=c.gpu, link=c.link, p2p=c.p2p, num_gpus=n,
-                                                     tokens_per_gpu=tokens_per_gpu, seq_len=seq_len, overlap=True)
-                for s in strategies for c in configs}
+    def raw(n: int) -> tuple[list, list, list]:
+        est = {(s, i): training_comm_estimate(model, s, gpu=c.gpu, link=c.link, p2p=c.p2p, num_gpus=n,
+                                              tokens_per_gpu=tokens_per_gpu, seq_len=seq_len, overlap=True)
+               for s in strategies for i, c in enumerate(configs)}
+        idx = range(len(configs))
+        vals = [[est[s, i].exposed_s if exposed else est[s, i].comm.time_s for i in idx]
+                for exposed in (False, True) for s in strategies]
+        mem = [[f"{est[s, i].mem_bytes_per_gpu / 1e9:.0f} GB/GPU of weights + grads + Adam" for i in idx]
+               for _ in (False, True) for s in strategies]
+        return vals, mem, [est[strategies[0], i].compute_s for i in idx]
 
-    def data(n: int) -> tuple[list, list]:
-        est = estimates(n)
-        ys, texts = [], []
-        for exposed in (False, True):
-            for s in strategies:
-                ys.append([est[s, lab].exposed_s if exposed else est[s, lab].comm.time_s for lab in labels])
-                texts.append([f"{est[s, lab].mem_bytes_per_gpu / 1e9:.0f} GB/GPU of weights+Adam" for lab in labels])
-        ys.append([est[strategies[0], lab].compute_s for lab in labels])
-        texts.append(["" for _ in labels])
-        return ys, texts
+    raws = {n: raw(n) for n in gpu_counts}
+    # a log axis cannot show 0 s: fully hidden communication is drawn at the axis floor and labelled "hidden"
+    floor = min(v for vals, _, _ in raws.values() for row in vals for v in row if v > 0) / 3
 
-    ys, texts = data(initial_gpus)
+    def data(n: int) -> tuple[list, list, list]:
+        vals, mem, compute = raws[n]
+        ys = [[v if v > 0 else floor for v in row] for row in vals] + [compute]
+        hover = [[m if v > 0 else f"fully hidden behind the backward pass; {m}" for v, m in zip(row, mrow)]
+                 for row, mrow in zip(vals, mem)] + [["" for _ in compute]]
+        text = [["" if v > 0 else "hidden" for v in row] for row in vals] + [["" for _ in compute]]
+        return ys, hover, text
+
+    ys, hover, text = data(initial_gpus)
     fig = go.Figure()
     for exposed in (False, True):
         for i, s in enumerate(strategies):
             k = i + (len(strategies) if exposed else 0)
             fig.add_trace(go.Bar(
                 x=labels, y=ys[k], name=_STRATEGY_NAMES.get(s, s), legendgroup=s, visible=not exposed,
-                marker=dict(color=_color(i)), hovertext=texts[k],
+                marker=dict(color=_color(i)), hovertext=hover[k], text=text[k], textposition="outside", textangle=-90,
+                textfont=dict(size=11, color=_color(i)),
                 hovertemplate="%{y:.3g} s (%{hovertext})<extra>%{fullData.name}</extra>"))
     fig.add_trace(go.Scatter(x=labels, y=ys[-1], name="compute per step", mode="markers",
                              marker=dict(symbol="diamond", size=12, color="black"),
@@ -192,19 +202,24 @@ def training_comm_figure(model: str, configs: tuple[ServingConfig, ...], *, gpu_
     n_bars = len(strategies)
     vis_all = [True] * n_bars + [False] * n_bars + [True]
     vis_exp = [False] * n_bars + [True] * n_bars + [True]
-    title = f"{get_model(model).name}: communication per training step on {{}} GPUs, {tokens_per_gpu} tokens per GPU (model)"
-    steps = [dict(method="update", label=str(n), args=[{"y": data(n)[0], "hovertext": data(n)[1]},
-                                                        {"title.text": title.format(n)}]) for n in gpu_counts]
+    top = max(v for n in gpu_counts for row in data(n)[0] for v in row)
+    title = (f"{get_model(model).name}: communication per training step (model)<br>"
+             f"<sup>{{}} GPUs, {tokens_per_gpu} tokens per GPU</sup>")
+    steps = []
+    for n in gpu_counts:
+        y, h, t = data(n)
+        steps.append(dict(method="update", label=str(n), args=[{"y": y, "hovertext": h, "text": t},
+                                                               {"title.text": title.format(n)}]))
     fig.update_layout(
-        barmode="group", template="plotly_white", height=620, title=title.format(initial_gpus),
-        yaxis=dict(type="log", title="seconds per step"), margin=dict(t=110, b=190),
-        legend=dict(orientation="h", y=-0.2),
-        updatemenus=[dict(type="buttons", direction="right", x=0.0, xanchor="left", y=1.13, yanchor="top",
+        barmode="group", template="plotly_white", height=640, title=dict(text=title.format(initial_gpus), y=0.97),
+        yaxis=dict(type="log", title="seconds per step", range=[math.log10(floor), math.log10(top * 3)]),
+        xaxis=dict(tickangle=0), margin=dict(t=140, b=200), legend=dict(orientation="h", y=-0.22),
+        updatemenus=[dict(type="buttons", direction="right", x=0.0, xanchor="left", y=1.16, yanchor="top",
                           buttons=[dict(label="no overlap: all communication", method="restyle",
                                         args=[{"visible": vis_all}]),
                                    dict(label="DP/FSDP overlap the backward pass: exposed part", method="restyle",
                                         args=[{"visible": vis_exp}])])],
-        sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=-0.42, len=0.9, x=0.05,
+        sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=-0.45, len=0.9, x=0.05,
                       currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))])
     return fig
 
@@ -266,7 +281,8 @@ def scale_out_busbw_figure(paths: tuple[NetworkPath, ...], *, link: str = "nvlin
 
     fig = go.Figure()
     for i, (p, y) in enumerate(zip(paths, data(initial_nodes))):
-        fig.add_trace(go.Scatter(x=sizes, y=y, name=p.label, mode="lines", line=dict(color=_color(i), width=2.5 - 0.3 * i),
+        fig.add_trace(go.Scatter(x=sizes, y=y, name=p.label, mode="lines",
+                                 line=dict(color=_color(i), width=2.5, dash=("solid", "dash", "dot", "dashdot")[i % 4]),
                                  hovertemplate="%{y:.3g} GB/s<extra>%{fullData.name}</extra>"))
     for label, msg_sizes, busbw in measured:
         fig.add_trace(go.Scatter(x=list(msg_sizes), y=[b / 1e9 for b in busbw], name=label, mode="markers",
@@ -274,23 +290,28 @@ def scale_out_busbw_figure(paths: tuple[NetworkPath, ...], *, link: str = "nvlin
                                  hovertemplate="%{y:.4g} GB/s measured<extra>%{fullData.name}</extra>"))
 
     def title(n: int) -> str:
-        where = f"{n} nodes x {gpus_per_node} GPUs" if n > 1 else f"1 node, {gpus_per_node} GPUs (no network)"
-        return f"all_reduce busbw, {where}, {get_link(link).name} inside each node (model)"
+        where = f"{n} nodes x {gpus_per_node} GPUs" if n > 1 else f"1 node of {gpus_per_node} GPUs (no network)"
+        return f"all_reduce busbw, {where} (model)<br><sup>{get_link(link).name} inside each node</sup>"
 
     steps = [dict(method="update", label=str(n), args=[{"y": data(n)}, {"title.text": title(n)}, list(range(len(paths)))])
              for n in node_counts]
     ticks, text = _size_ticks(sizes)
     fig.update_layout(
-        title=title(initial_nodes), template="plotly_white", height=580, margin=dict(t=70, b=190),
+        title=title(initial_nodes), template="plotly_white", height=640, margin=dict(t=80, b=240),
         xaxis=dict(type="log", tickvals=ticks, ticktext=text, title="message size (per-rank buffer)"),
         yaxis=dict(title="busbw (GB/s, per direction)", rangemode="tozero"),
-        legend=dict(orientation="h", y=-0.22),
-        sliders=[dict(active=node_counts.index(initial_nodes), steps=steps, y=-0.48, len=0.9, x=0.05,
+        legend=dict(orientation="h", y=-0.2),
+        sliders=[dict(active=node_counts.index(initial_nodes), steps=steps, y=-0.62, len=0.9, x=0.05,
                       currentvalue=dict(prefix="nodes: "), pad=dict(t=10))])
     return fig
 
 
 # --- myths: per direction vs both directions --------------------------------------------------------------
+
+def _two_lines(name: str) -> str:
+    """'NVLink 4.0 (H100/H200 SXM5, 18 links)' -> 'NVLink 4.0<br>H100/H200': short tick labels without rotation."""
+    head, _, rest = name.partition(" (")
+    return f"{head}<br>{rest.split(',')[0].split(' ')[0].rstrip(')')}" if rest else head
 
 def link_direction_figure(links: tuple[str, ...] | None = None) -> go.Figure:
     """Per-GPU link bandwidth three ways (buttons): per direction, both directions added, ring busbw.
@@ -309,7 +330,7 @@ def link_direction_figure(links: tuple[str, ...] | None = None) -> go.Figure:
     """
     keys = tuple(links or LINKS)
     entries = [get_link(k) for k in keys]
-    names = [e.name for e in entries]
+    names = [_two_lines(e.name) for e in entries]
     views = [
         ("per direction (nominal)", [e.bw_bytes_per_s / 1e9 for e in entries], "GB/s, one direction"),
         ("both directions added (datasheet)", [e.bidir_marketing_bytes_per_s / 1e9 for e in entries],
@@ -327,8 +348,9 @@ def link_direction_figure(links: tuple[str, ...] | None = None) -> go.Figure:
     top = max(views[1][1]) * 1.15
     fig.update_layout(
         title=f"Per-GPU link bandwidth: {views[0][0]}", template="plotly_white", height=520,
-        yaxis=dict(title=views[0][2], range=[0, top]), margin=dict(t=120, b=140),
-        updatemenus=[dict(type="buttons", direction="right", x=0.0, xanchor="left", y=1.2, yanchor="top",
+        yaxis=dict(title=views[0][2], range=[0, top]), xaxis=dict(tickangle=0, tickfont=dict(size=10)),
+        margin=dict(t=140, b=90),
+        updatemenus=[dict(type="buttons", direction="right", x=0.0, xanchor="left", y=1.12, yanchor="bottom",
                           buttons=buttons)])
     return fig
 
@@ -382,7 +404,9 @@ def system_comparison_figure(workloads: tuple[Workload, ...], systems: tuple[str
         Unknown system or a fabric :func:`gpucomm.planning.system_serving_config` cannot describe.
     """
     configs = [system_serving_config(s) for s in systems]
-    names = [c.label for c in configs]
+    # short two-line tick labels: "DGX A100 / HGX A100" -> "DGX<br>A100", "8 x RTX 4090 on PCIe..." -> "8 x<br>RTX 4090"
+    short = [c.label.split(" / ")[0].split(" (")[0].split(" on ")[0] for c in configs]
+    names = [n.replace(" ", "<br>", 1) if not n.startswith("8 x") else n.replace("8 x ", "8 x<br>", 1) for n in short]
 
     def data(w: Workload) -> tuple[list, list, list]:
         est = [serving_estimate(w.model, c, tp_size=w.tp_size or c.max_tp, batch=w.batch, prompt_len=w.prompt_len,
@@ -396,20 +420,20 @@ def system_comparison_figure(workloads: tuple[Workload, ...], systems: tuple[str
                         subplot_titles=("tokens/s per user", "tokens/s per GPU"))
     (user, gpu), colors, texts = data(workloads[0])
     for col, y in ((1, user), (2, gpu)):
-        fig.add_trace(go.Bar(x=names, y=y, marker=dict(color=colors), text=texts, textposition="inside",
-                             insidetextanchor="start", textangle=-90, showlegend=False,
+        fig.add_trace(go.Bar(x=names, y=y, marker=dict(color=colors), text=texts, textposition="auto",
+                             insidetextanchor="start", textangle=-90, cliponaxis=False, showlegend=False,
                              hovertemplate="%{x}: %{y:.3g} tokens/s (%{text})<extra></extra>"), row=1, col=col)
     buttons = []
     for w in workloads:
         (u, g), c, t = data(w)
         buttons.append(dict(label=w.label, method="update",
-                            args=[{"y": [u, g], "marker.color": [c, c], "text": [t, t]},
-                                  {"title.text": f"{w.label}: decode (model)"}]))
+                            args=[{"y": [u, g], "marker.color": [c, c], "text": [t, t]}, {}]))
     fig.update_yaxes(rangemode="tozero")
+    fig.update_xaxes(tickangle=0, tickfont=dict(size=10))
     fig.update_yaxes(title_text="tokens/s per user", row=1, col=1)
     fig.update_yaxes(title_text="tokens/s per GPU", row=1, col=2)
-    fig.update_layout(title=f"{workloads[0].label}: decode (model)", template="plotly_white", height=600,
-                      margin=dict(t=130, b=160),
-                      updatemenus=[dict(type="dropdown", x=0.0, xanchor="left", y=1.2, yanchor="top", active=0,
+    fig.update_layout(title="Decode speed by system (model); workload:", template="plotly_white", height=600,
+                      margin=dict(t=150, b=90), uniformtext=dict(minsize=9, mode="hide"),
+                      updatemenus=[dict(type="dropdown", x=1.0, xanchor="right", y=1.14, yanchor="bottom", active=0,
                                         buttons=buttons)])
     return fig
