@@ -116,15 +116,20 @@ def test_backend_choice_never_puts_two_nccl_ranks_on_one_gpu(monkeypatch):
     assert runner.resolve_backend("auto", 2, "float32")[0] == "gloo"
 
 
-def test_cli_bad_input_exits_2_with_one_line():
-    for args, match in [(["-b", "1MiB", "-e", "8"], "larger than maximum size"),
-                        (["-f", "1"], "step factor -f 1"),
+def test_cli_bad_input_exits_2_with_one_line(capsys):
+    from gpucomm.bench.cli import main
+
+    proc = run_cli("-b", "1MiB", "-e", "8", "--no-out", timeout=60)  # the real command and exit status
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("gpucomm bench: error: minimum size -b 1048576 B (1 MiB) is larger than maximum "
+                                   "size -e 8 B (8 B): expected -b <= -e")
+    for args, match in [(["-f", "1"], "step factor -f 1"),
                         (["--ranks", "0"], "number of GPUs/ranks 0"),
+                        (["-n", "0"], "iterations -n 0"),
                         (["-d", "bfloat16", "--backend", "gloo"], "bfloat16 is not supported on gloo")]:
-        proc = run_cli(*args, "--no-out", timeout=60)
-        assert proc.returncode == 2, proc.stderr
-        lines = proc.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("gpucomm bench: error: ") and match in lines[0], proc.stderr
+        assert main([*args, "--no-out"]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("gpucomm bench: error: ") and match in lines[0], lines
 
 
 def test_gpucomm_cli_registers_bench_without_importing_torch():
