@@ -93,10 +93,17 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """argparse that reports a bad flag in one line (no usage dump), exit status 2, like ``gpucomm``."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser(prog: str = "python -m gpucomm.bench") -> argparse.ArgumentParser:
     """A standalone parser with the bench flags (for ``python -m gpucomm.bench``)."""
-    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _OneLineErrors(prog=prog, description=DESCRIPTION, epilog=EPILOG,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     return add_arguments(parser)
 
 
