@@ -288,15 +288,29 @@ def _series_traces(fig: go.Figure, name: str, color: str, sizes: list[int], seri
 
 
 def _explorer_layout(fig: go.Figure, sizes: list[int], title: str) -> None:
-    _size_axis(fig, sizes, 1)
-    _size_axis(fig, sizes, 2)
-    fig.update_yaxes(type="log", title_text="time (us)", row=1, col=1)
+    ticks = [x for x in sizes if x.bit_length() % 4 == 3]  # 1 KiB, 16 KiB, 256 KiB...: every 16x, readable
+    for col in (1, 2):
+        fig.update_xaxes(type="log", tickvals=ticks, ticktext=[format_size(x) for x in ticks], title_text="message size",
+                         row=1, col=col)
+    fig.update_yaxes(type="log", dtick=1, title_text="time (us)", row=1, col=1)
     fig.update_yaxes(title_text="GB/s, per direction", rangemode="tozero", row=1, col=2)
-    fig.update_layout(title=title, template="plotly_white", height=560, margin=dict(t=90, b=150),
-                      legend=dict(orientation="h", y=-0.28),
+    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), template="plotly_white", height=600,
+                      margin=dict(t=150, b=150), legend=dict(orientation="h", y=-0.24),
                       annotations=list(fig.layout.annotations) + [dict(
-                          text="solid: total time / busbw; dotted: alpha (latency) part / algbw; dashed: beta (bandwidth) part",
-                          xref="paper", yref="paper", x=0, y=1.09, showarrow=False, font=dict(size=11), xanchor="left")])
+                          text="solid: total time, busbw<br>dotted: alpha (latency) part, algbw<br>dashed: beta (bandwidth) part",
+                          xref="paper", yref="paper", x=1, y=1.1, showarrow=False, font=dict(size=11), xanchor="right",
+                          yanchor="bottom", align="left")])
+
+
+def _time_range(series_times: list[list]) -> list[float]:
+    """log10 range of the time panel: from a decade under the fastest total time to just above the slowest
+    (the beta lines of tiny messages would otherwise stretch the axis over ten decades)."""
+    import math
+
+    values = [v for ys in series_times for v in ys if v]
+    if not values:
+        return [-1.0, 6.0]
+    return [math.floor(math.log10(min(values))) - 1.0, math.log10(max(values)) + 0.3]
 
 
 def _title(inputs: CostInputs) -> str:
@@ -332,7 +346,7 @@ def collective_figure(inputs: CostInputs | None = None, sizes: list[int] | None 
     inputs = check_inputs(inputs or CostInputs())
     sizes = sizes or size_grid()
     fig = make_subplots(rows=1, cols=2, subplot_titles=("time per operation", "bus and algorithm bandwidth"),
-                        horizontal_spacing=0.1)
+                        horizontal_spacing=0.14)
     _series_traces(fig, "your configuration", "#111", sizes, None, width=3)
     for col, key in ((1, "time"), (2, "busbw")):
         fig.add_trace(go.Scatter(x=[], y=[], mode="markers", name=f"at the chosen size ({key})", showlegend=False,
@@ -378,8 +392,9 @@ def collective_update(inputs: CostInputs, sizes: list[int] | None = None) -> Fig
                f"{format_time(point.time_s)} = alpha {format_time(point.latency_s)} + beta {format_time(point.transfer_s)}; "
                f"algbw {point.algbw_bytes_per_s / 1e9:.1f} GB/s, busbw {point.busbw_bytes_per_s / 1e9:.1f} GB/s "
                f"({point.algorithm}, {point.protocol} protocol)")
+    times = [ys[0]] + ys[7::5]  # total times of the drawn series (yours, then each compared system)
     return FigureUpdate({"x": xs, "y": ys, "visible": visible}, tuple(range(len(ys))),
-                        {"title.text": _title(inputs)}, summary)
+                        {"title.text": _title(inputs), "yaxis.range": _time_range(times)}, summary)
 
 
 DEFAULT_SYSTEMS = ("pcie_8x_rtx4090", "dgx_a100", "dgx_h100", "gb200_nvl72")
@@ -453,14 +468,16 @@ def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
         return out
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=("time per operation", "bus and algorithm bandwidth"),
-                        horizontal_spacing=0.1)
+                        horizontal_spacing=0.14)
     for v, _view in enumerate(views):
         for i, key in enumerate(systems):
             _series_traces(fig, get_system(key).name, _color(i, len(systems)), sizes, None, visible=v == 0)
     traces = tuple(range(len(fig.data)))
 
     def update(n: int) -> FigureUpdate:
-        return FigureUpdate({"y": ys(n)}, traces, {"title.text": f"{n} GPUs (a system's nodes added as needed; model)"})
+        y = ys(n)
+        return FigureUpdate({"y": y}, traces, {"title.text": f"{n} GPUs (a system's nodes added as needed; model)",
+                                               "yaxis.range": _time_range(y[::5])})
 
     steps = [dict(method="update", label=str(n), args=step_args(update(n))) for n in gpu_counts]
     initial = step_args(update(initial_gpus))
@@ -471,10 +488,11 @@ def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
                     args=[{"visible": [v == w for w in range(len(views)) for _ in range(per_view)]}])
                for v, (c, a) in enumerate(views)]
     _explorer_layout(fig, sizes, initial[1]["title.text"])
+    fig.layout.yaxis.range = initial[1]["yaxis.range"]
     fig.update_layout(
-        height=640, margin=dict(t=120, b=220),
-        updatemenus=[dict(type="dropdown", buttons=buttons, active=0, x=0, xanchor="left", y=1.22, yanchor="top",
+        height=680, margin=dict(t=150, b=230),
+        updatemenus=[dict(type="dropdown", buttons=buttons, active=0, x=0, xanchor="left", y=1.1, yanchor="bottom",
                           showactive=True)],
-        sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=-0.62, len=0.9, x=0.05,
+        sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=-0.42, len=0.9, x=0.05,
                       currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))])
     return fig

@@ -141,20 +141,23 @@ def generations_figure(inputs: GenerationsInputs | None = None) -> go.Figure:
     Traces, in order: PCIe, NVLink, Ethernet (panel 1), FLOP/s (panel 2), FLOP per NVLink byte (panel 3).
     """
     inputs = check_inputs(inputs or GenerationsInputs())
-    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08,
-                        subplot_titles=("link bandwidth", "GPU dense FLOP/s", "FLOP per byte of NVLink"))
+    fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], horizontal_spacing=0.16,
+                        vertical_spacing=0.16,
+                        subplot_titles=("link bandwidth per GPU", "GPU dense FLOP/s", "FLOP per byte of NVLink"))
     for key, name, color in _BW:
         fig.add_trace(go.Scatter(x=[], y=[], name=name, mode="lines+markers", line=dict(color=color, shape="hv"),
                                  hovertemplate="%{text} (%{x}): %{y:.4g} GB/s<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Scatter(x=[], y=[], name="GPU (SXM / superchip)", mode="markers+lines", line=dict(color="#444"),
-                             hovertemplate="%{text} (%{x}): %{y:.4g} TFLOP/s<extra></extra>"), row=1, col=2)
+                             hovertemplate="%{text} (%{x}): %{y:.4g} TFLOP/s<extra></extra>"), row=2, col=1)
     fig.add_trace(go.Scatter(x=[], y=[], name="FLOP per NVLink byte", mode="markers+lines", line=dict(color="#9467bd"),
-                             hovertemplate="%{text} (%{x}): %{y:.4g} FLOP per byte<extra></extra>"), row=1, col=3)
-    fig.update_xaxes(title_text="year", dtick=4)
-    fig.update_yaxes(type="log", title_text="GB/s", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="TFLOP/s", row=1, col=2)
-    fig.update_yaxes(title_text="FLOP per byte (per direction)", rangemode="tozero", row=1, col=3)
-    fig.update_layout(template="plotly_white", height=500, margin=dict(t=110, b=130), legend=dict(orientation="h", y=-0.25))
+                             hovertemplate="%{text} (%{x}): %{y:.4g} FLOP per byte<extra></extra>"), row=2, col=2)
+    fig.update_xaxes(title_text="year", dtick=2, row=1, col=1)
+    fig.update_xaxes(title_text="year", dtick=2, row=2)
+    fig.update_yaxes(type="log", dtick=1, title_text="GB/s", row=1, col=1)
+    fig.update_yaxes(type="log", dtick=1, title_text="TFLOP/s", row=2, col=1)
+    fig.update_yaxes(title_text="FLOP per NVLink byte", rangemode="tozero", row=2, col=2)
+    fig.update_layout(template="plotly_white", height=760, margin=dict(t=110, b=60),
+                      title=dict(y=0.98, yanchor="top"), legend=dict(orientation="h", y=-0.12, yanchor="top"))
     apply_update(fig, generations_update(inputs))
     return fig
 
@@ -200,7 +203,8 @@ def generations_explorer_figure(inputs: GenerationsInputs | None = None) -> go.F
                      for label, d in _flops_choices()]
     fig.update_layout(updatemenus=[
         dict(type="buttons", direction="right", buttons=direction_buttons, active=int(inputs.both_directions),
-             x=0, xanchor="left", y=1.3, yanchor="top"),
+             x=0, xanchor="left", y=1.07, yanchor="bottom"),
         dict(type="dropdown", buttons=dtype_buttons, active=[d for _, d in _flops_choices()].index(inputs.flops_dtype),
-             x=0.72, xanchor="left", y=1.3, yanchor="top")])
+             x=1, xanchor="right", y=1.07, yanchor="bottom")],
+        margin=dict(t=150))
     return fig

@@ -100,23 +100,27 @@ def _add_link_traces(fig: go.Figure, link_name: str, visible: bool, legend: bool
     for key, name, color in (("mesh_us", "P2P mesh", "#d62728"), ("switch_us", "NVSwitch", "#1f77b4")):
         fig.add_trace(go.Scatter(x=[], y=[], name=f"{name}: time", legendgroup=key, showlegend=legend, visible=visible,
                                  mode="lines+markers", line=dict(color=color),
-                                 hovertemplate="%{x} GPUs: %{y:.3g} us<extra>" + name + "</extra>"), row=1, col=2)
+                                 hovertemplate="%{x} GPUs: %{y:.3g} us<extra>" + name + "</extra>"), row=2, col=1)
     fig.add_trace(go.Scatter(x=[], y=[], name="mesh time / switch time", showlegend=legend, visible=visible,
                              mode="lines+markers", line=dict(color="#444"),
-                             hovertemplate="%{x} GPUs: %{y:.2f}x slower<extra>" + link_name + "</extra>"), row=1, col=3)
+                             hovertemplate="%{x} GPUs: %{y:.2f}x slower<extra>" + link_name + "</extra>"), row=2, col=2)
 
 
 def _layout(fig: go.Figure) -> None:
     fig.update_xaxes(title_text="GPUs communicating", dtick=1)
+    fig.update_yaxes(dtick=1, row=2, col=1)
     fig.update_yaxes(title_text="GB/s per direction", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="time (us)", type="log", row=1, col=2)
-    fig.update_yaxes(title_text="x slower on the mesh", rangemode="tozero", row=1, col=3)
-    fig.update_layout(template="plotly_white", height=520, margin=dict(t=90, b=170), legend=dict(orientation="h", y=-0.25))
+    fig.update_yaxes(title_text="time (us)", type="log", row=2, col=1)
+    fig.update_yaxes(title_text="x slower on the mesh", rangemode="tozero", row=2, col=2)
+    fig.update_layout(template="plotly_white", height=760, margin=dict(t=110, b=60),
+                      title=dict(y=0.98, yanchor="top"), legend=dict(orientation="h", y=-0.12, yanchor="top"))
 
 
 def _subplots() -> go.Figure:
-    return make_subplots(rows=1, cols=3, horizontal_spacing=0.08,
-                         subplot_titles=("bandwidth", "collective time", "mesh slowdown"))
+    return make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], horizontal_spacing=0.14,
+                         vertical_spacing=0.16,
+                         subplot_titles=("bandwidth per direction vs GPUs communicating", "collective time",
+                                         "mesh slowdown"))
 
 
 def mesh_figure(inputs: MeshInputs | None = None) -> go.Figure:
@@ -184,7 +188,7 @@ def mesh_explorer_figure(inputs: MeshInputs | None = None, links: tuple[str, ...
                            f"{links} and of {sizes}")
     fig = _subplots()
     for i, link in enumerate(links):
-        _add_link_traces(fig, get_link(link).name, link == inputs.link, i == 0)
+        _add_link_traces(fig, get_link(link).name, link == inputs.link, True)  # legend: the visible link's
         apply_update(fig, mesh_update(replace(inputs, link=link), offset=i * _TRACES_PER_LINK))
     _layout(fig)
     timed = [i * _TRACES_PER_LINK + j for i in range(len(links)) for j in (4, 5, 6)]
@@ -200,9 +204,9 @@ def mesh_explorer_figure(inputs: MeshInputs | None = None, links: tuple[str, ...
                     args=[{"visible": [j == i for j in range(len(links)) for _ in range(_TRACES_PER_LINK)]}])
                for i, link in enumerate(links)]
     fig.update_layout(
-        title=_title(inputs).split(": ", 1)[1], height=580, margin=dict(t=120, b=230),
+        title_text=_title(inputs).split(": ", 1)[1], height=860, margin=dict(t=190, b=60),
         updatemenus=[dict(type="dropdown", buttons=buttons, active=links.index(inputs.link), x=0, xanchor="left",
-                          y=1.25, yanchor="top")],
-        sliders=[dict(active=sizes.index(inputs.msg_bytes), steps=steps, y=-0.5, len=0.9, x=0.05,
-                      currentvalue=dict(prefix="message size: "), pad=dict(t=10))])
+                          y=1.1, yanchor="bottom")],
+        sliders=[dict(active=sizes.index(inputs.msg_bytes), steps=steps, y=1.08, yanchor="bottom", len=0.62, x=1,
+                      xanchor="right", currentvalue=dict(prefix="message size: "), pad=dict(t=0, b=0))])
     return fig

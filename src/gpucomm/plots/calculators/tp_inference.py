@@ -169,6 +169,16 @@ def _speedups(inputs: TPInputs, interconnect: str, degrees: list[int]) -> tuple[
     return decode, prefill
 
 
+def _bar_label(interconnect: str) -> str:
+    """The interconnect's label on two lines (bar categories of a narrow page)."""
+    label = get_interconnect(interconnect).label.replace(" (via host memory)", "")
+    for sep in (" via ", " P2P mesh", ", "):
+        if sep in label:
+            head, tail = label.split(sep, 1)
+            return f"{head}<br>{sep.strip(', ')} {tail.strip()}".replace("<br> ", "<br>")
+    return label
+
+
 def _colors(n: int) -> list[str]:
     palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
     return [palette[i % len(palette)] for i in range(n)]
@@ -199,8 +209,8 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
     """
     inputs = check_inputs(inputs or TPInputs())
     interconnects = tuple(interconnects or (inputs.interconnect,))
-    labels = [get_interconnect(k).label for k in interconnects]
-    fig = make_subplots(rows=2, cols=2, vertical_spacing=0.2, horizontal_spacing=0.1,
+    labels = [_bar_label(k) for k in interconnects]
+    fig = make_subplots(rows=2, cols=2, vertical_spacing=0.2, horizontal_spacing=0.14,
                         subplot_titles=("prefill: time per layer", "decode: time per layer (one step)",
                                         "speed-up vs TP degree (over 1 GPU)", "output tokens/s per GPU vs batch"))
     for col, (phase, unit) in enumerate((("prefill", "ms"), ("decode", "us")), start=1):
@@ -225,8 +235,8 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
                                  name=f"NVIDIA Table 3, H200 TP=2, {get_interconnect(key).label}",
                                  marker=dict(symbol=symbol, size=10, color="black"),
                                  hovertemplate="batch %{x}: %{y} tok/s/GPU (NVIDIA)<extra></extra>"), row=2, col=2)
-    fig.update_layout(barmode="stack", template="plotly_white", height=820, margin=dict(t=90, b=170),
-                      legend=dict(orientation="h", y=-0.12), title="")
+    fig.update_layout(barmode="stack", template="plotly_white", height=860, margin=dict(t=110, b=60),
+                      legend=dict(orientation="h", y=-0.1, yanchor="top"), title=dict(text="", y=0.98, yanchor="top"))
     fig.update_yaxes(title_text="ms per layer", row=1, col=1)
     fig.update_yaxes(title_text="us per layer", row=1, col=2)
     fig.update_xaxes(title_text="TP degree", type="log", dtick=0.30103, row=2, col=1)
@@ -267,7 +277,7 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
     ys += [[float(t) for t in ideal], list(SEED_001_TABLE3["nvlink4:mesh8"]), list(SEED_001_TABLE3["nvlink4:switch"])]
     texts += [None, None, None]
     n = len(ys)
-    data = {"y": ys, "x": [x if x is not None else [get_interconnect(k).label for k in interconnects] for x in xs],
+    data = {"y": ys, "x": [x if x is not None else [_bar_label(k) for k in interconnects] for x in xs],
             "text": texts}
     if len(interconnects) == 1:  # live: the published points only where they apply
         data["visible"] = [True] * (n - 2) + [_seed_matches(inputs)] * 2
@@ -281,8 +291,11 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
                f"{format_time(r.decode.comm_s)} all_reduce, {r.decode.comm_share:.0%} communication); "
                f"{r.tokens_per_s_per_user:.1f} tok/s per user, {r.tokens_per_s_per_gpu:.1f} tok/s per GPU; "
                f"weights + KV cache {r.decode.mem_bytes_per_gpu / 1e9:.0f} GB per GPU ({fit} in memory)")
-    title = (f"{get_model(inputs.model).name} on {inputs.tp_size} x {inputs.gpu}, batch {inputs.batch}, "
-             f"{inputs.prompt_len}+{inputs.output_len} tokens, {inputs.dtype} (model)")
+    from gpucomm.hardware import get_gpu
+
+    title = (f"{get_model(inputs.model).key}, TP={inputs.tp_size} x {get_gpu(inputs.gpu).name}<br>"
+             f"<sup>batch {inputs.batch}, prompt {inputs.prompt_len} + output {inputs.output_len} tokens, "
+             f"{inputs.dtype} (model)</sup>")
     return FigureUpdate(data, tuple(range(n)), {"title.text": title}, summary)
 
 
@@ -310,9 +323,10 @@ def tp_explorer_figure(inputs: TPInputs | None = None, interconnects: tuple[str,
         full = tp_update(replace(inputs, tp_size=tp), interconnects)
         update = FigureUpdate({k: [v[i] for i in moving] for k, v in full.data.items()}, tuple(moving), full.layout)
         steps.append(dict(method="update", label=str(tp), args=step_args(update)))
-    fig.update_layout(sliders=[dict(active=tp_sizes.index(inputs.tp_size), steps=steps, y=-0.3, len=0.9, x=0.05,
-                                    currentvalue=dict(prefix="TP degree: "), pad=dict(t=10))],
-                      height=880, margin=dict(t=90, b=230), legend=dict(y=-0.1))
+    fig.update_layout(sliders=[dict(active=tp_sizes.index(inputs.tp_size), steps=steps, y=1.08, yanchor="bottom",
+                                    len=0.55, x=1, xanchor="right", currentvalue=dict(prefix="TP degree: "),
+                                    pad=dict(t=0, b=0))],
+                      height=920, margin=dict(t=170, b=60))
     return fig
 
 

@@ -160,24 +160,25 @@ _BARS = (("volume_gb", "bytes sent per GPU", "#8c564b", 1), ("time_s", "communic
 def _add_traces(fig: go.Figure, visible: bool, legend: bool, group: str = "") -> None:
     labels = [STRATEGY_LABELS[s] for s in STRATEGIES]
     for key, name, color, col in _BARS:
-        unit = "GB" if key == "volume_gb" else "s"
+        # volume: the value written above the bar; times: in the hover only (narrow grouped bars)
         fig.add_trace(go.Bar(x=labels, y=[None] * len(labels), name=name, legendgroup=key, showlegend=legend,
-                             visible=visible, marker_color=color, text=[""] * len(labels), textposition="outside",
-                             hovertemplate=f"%{{y:.3g}} {unit}<extra>%{{x}} {group}</extra>"), row=1, col=col)
+                             visible=visible, marker_color=color, text=[""] * len(labels), cliponaxis=False,
+                             textposition="outside" if key == "volume_gb" else "none", textangle=0,
+                             hovertemplate=f"%{{text}}<extra>%{{x}} {group}</extra>"), row=1, col=col)
     fig.add_trace(go.Scatter(x=labels, y=[None] * len(labels), name="compute per step", legendgroup="compute",
                              showlegend=legend, visible=visible, mode="lines", line=dict(color="#444", dash="dash"),
                              hovertemplate="compute %{y:.3g} s<extra></extra>"), row=1, col=2)
 
 
 def _layout(fig: go.Figure) -> None:
-    fig.update_yaxes(type="log", title_text="GB per GPU per step", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="seconds per step", row=1, col=2)
-    fig.update_layout(template="plotly_white", barmode="group", height=540, margin=dict(t=90, b=170),
-                      legend=dict(orientation="h", y=-0.22), uniformtext=dict(minsize=9, mode="hide"))
+    fig.update_yaxes(type="log", dtick=1, title_text="GB per GPU per step", row=1, col=1)
+    fig.update_yaxes(type="log", dtick=1, title_text="seconds per step", row=1, col=2)
+    fig.update_layout(template="plotly_white", barmode="group", height=560, margin=dict(t=110, b=60),
+                      title=dict(y=0.98, yanchor="top"), legend=dict(orientation="h", y=-0.3, yanchor="top"))
 
 
 def _subplots() -> go.Figure:
-    return make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+    return make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
                          subplot_titles=("communication volume per step", "communication time per step"))
 
 
@@ -218,10 +219,10 @@ def training_update(inputs: TrainingInputs, offset: int = 0) -> FigureUpdate:
             continue
         ys[0].append(r.volume_bytes / 1e9)
         ys[1].append(r.time_s)
-        ys[2].append(r.exposed_s)
+        ys[2].append(r.exposed_s if r.exposed_s > 0 else None)  # 0 has no place on a log axis: the label says it
         texts[0].append(f"{r.volume_bytes / 1e9:.3g} GB")
-        texts[1].append(format_time(r.time_s))
-        texts[2].append(format_time(r.exposed_s) if r.exposed_s > 0 else "hidden")
+        texts[1].append(format_time(r.time_s) + ("" if r.exposed_s > 0 else ", all hidden"))
+        texts[2].append(format_time(r.exposed_s) if r.exposed_s > 0 else "")
         exposed = f"{format_time(r.exposed_s)} exposed" if r.exposed_s > 0 else "hidden by overlap"
         parts.append(f"{STRATEGY_LABELS[strategy]}: {r.volume_bytes / 1e9:.3g} GB, {format_time(r.time_s)} ({exposed})")
     nodes = inputs.num_nodes
@@ -253,7 +254,7 @@ def training_explorer_figure(inputs: TrainingInputs | None = None, models: tuple
                            f"{gpu_counts} and of {models}")
     fig = _subplots()
     for i, model in enumerate(models):
-        _add_traces(fig, model == inputs.model, i == 0, get_model(model).name)
+        _add_traces(fig, model == inputs.model, True, get_model(model).name)  # legend: the visible model's
         apply_update(fig, training_update(replace(inputs, model=model), offset=4 * i))
     _layout(fig)
     steps = []
@@ -272,10 +273,10 @@ def training_explorer_figure(inputs: TrainingInputs | None = None, models: tuple
                     args=[{"visible": [j == i for j in range(len(models)) for _ in range(4)]}])
                for i, m in enumerate(models)]
     fig.update_layout(
-        title_text=steps[gpu_counts.index(inputs.num_gpus)]["args"][1]["title.text"], height=600,
-        margin=dict(t=120, b=220),
+        title_text=steps[gpu_counts.index(inputs.num_gpus)]["args"][1]["title.text"], height=640,
+        margin=dict(t=190, b=60),
         updatemenus=[dict(type="dropdown", buttons=buttons, active=models.index(inputs.model), x=0, xanchor="left",
-                          y=1.25, yanchor="top")],
-        sliders=[dict(active=gpu_counts.index(inputs.num_gpus), steps=steps, y=-0.45, len=0.9, x=0.05,
-                      currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))])
+                          y=1.12, yanchor="bottom")],
+        sliders=[dict(active=gpu_counts.index(inputs.num_gpus), steps=steps, y=1.1, yanchor="bottom", len=0.55, x=1,
+                      xanchor="right", currentvalue=dict(prefix="GPUs: "), pad=dict(t=0, b=0))])
     return fig

@@ -1,0 +1,59 @@
+#!/usr/bin/env python
+"""Re-run notebooks in place so that their committed outputs match the package (what nbval compares).
+
+    .venv/bin/python scripts/execute_notebooks.py notebooks/*.ipynb
+
+Each notebook runs in its own folder with the ``python3`` kernel of this interpreter. Cells tagged
+``skip-execution`` (the live ipywidgets calculators: their state would inline megabytes of
+widget JavaScript into the page) are skipped and keep no output; no widget state is stored;
+no per-cell timing metadata is written, so a re-run that changes no number changes no byte.
+Then check: ``.venv/bin/python -m pytest --nbval notebooks/ --nbval-sanitize-with tests/nbval_sanitize.cfg``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+MAX_NOTEBOOK_BYTES = 1_000_000  # committed outputs stay small: no inlined plotly.js, no widget state
+
+
+def execute(path: Path, timeout_s: int = 300) -> int:
+    """Execute one notebook in place; return its size in bytes."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+            cell.metadata.pop("execution", None)
+    client = NotebookClient(nb, timeout=timeout_s, kernel_name="python3", store_widget_state=False,
+                            record_timing=False, resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, path)
+    return path.stat().st_size
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per cell (default 300)")
+    args = parser.parse_args(argv)
+    too_big = []
+    for path in args.notebooks:
+        size = execute(path, args.timeout)
+        print(f"{path}: {size / 1e3:.0f} kB")
+        if size > MAX_NOTEBOOK_BYTES:
+            too_big.append(path)
+    if too_big:
+        print(f"over {MAX_NOTEBOOK_BYTES / 1e6:g} MB: {', '.join(map(str, too_big))}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
