@@ -16,7 +16,7 @@ seconds() {  # seconds LABEL COMMAND...: wall time of one run of COMMAND
   start=$(date +%s.%N)
   "$@" >/dev/null 2>&1
   end=$(date +%s.%N)
-  printf '%-46s %8.1f s\n' "$label" "$(echo "$end - $start" | bc)"
+  $PY -c "import sys; print(f\"{sys.argv[1]:<46} {float(sys.argv[3]) - float(sys.argv[2]):8.1f} s\")" "$label" "$start" "$end"
 }
 
 echo "== machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%dT%H:%MZ)"

@@ -260,7 +260,9 @@ def test_truncated_and_garbled_logs_raise_only_gpucomm_error(name, cut, seed, ed
     text = text[: int(len(text) * cut)]
     rng = random.Random(seed)
     chars = list(text)
-    for _ in range(edits if chars else 0):
+    for _ in range(edits):
+        if not chars:
+            break
         i = rng.randrange(len(chars))
         op = rng.randrange(3)
         if op == 0:
