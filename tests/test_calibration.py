@@ -66,3 +66,9 @@ def test_host_staged_step_latency_from_the_rtx4090_chain():
     steps = 2 * (int(c26["n_gpus"]) - 1)  # NCCL's tree inside a node is a chain
     expected = (float(c26["time_us"]) - cal.LL_BASE_LATENCY_S.value * 1e6) / steps
     assert cal.LL_STEP_LATENCY_HOST_STAGED_S.value * 1e6 == pytest.approx(expected, abs=0.01)
+
+
+def test_network_step_latency_from_the_dgx_spark_pair():
+    c29 = _case("C29")
+    expected = (float(c29["time_us"]) - cal.LL_BASE_LATENCY_S.value * 1e6) / 2  # ring of 2 nodes: 2 steps
+    assert cal.NET_STEP_LATENCY_S.value * 1e6 == pytest.approx(expected, abs=0.05)

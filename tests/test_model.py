@@ -189,3 +189,9 @@ def test_one_shot_beats_ring_for_small_messages_and_loses_for_large():
 def test_rhd_needs_a_power_of_two():
     with pytest.raises(GpucommError, match="power of two"):
         collective_cost("all_reduce", 2**20, num_ranks=6, link="nvlink3", algorithm="rhd")
+
+
+@pytest.mark.parametrize("link,n,expected", [("nvlink4", 4, "ring"), ("nvlink4", 5, "nvls"), ("nvlink5", 5, "ring"),
+                                             ("nvlink5", 6, "nvls")])
+def test_auto_picks_nvls_only_from_the_gpu_count_nccl_does(link, n, expected):
+    assert collective_cost("all_reduce", 2**30, num_ranks=n, link=link).algorithm == expected

@@ -339,7 +339,7 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
     inter_wire = (size / g) * busbw_factor("all_reduce", nodes)
     inter_steps = 2 * (nodes - 1)
     inter_costs = {
-        "LL": (cal.LL_BASE_LATENCY_S.value + inter_steps * cal.LL_STEP_LATENCY_HOST_STAGED_S.value,
+        "LL": (cal.LL_BASE_LATENCY_S.value + inter_steps * cal.NET_STEP_LATENCY_S.value,
                inter_wire / (net_bw_per_gpu * cal.LL_BW_FRACTION.value)),
         "Simple": (cal.SIMPLE_LATENCY_S.value, inter_wire / net_bw_per_gpu),
     }
@@ -429,8 +429,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
         algo, proto, latency_s, transfer_s = _hierarchical_cost(size, n, fabric, protocol)
     else:
         if algorithm == "auto":
+            nvls_min = cal.NVLS_MIN_RANKS.get(fabric.link.key)
             candidates = [a for a in NCCL_ALGORITHMS if a in _ALGOS_FOR[collective] and a != "hierarchical"
-                          and (a != "nvls" or fabric.nvls_capable)]
+                          and (a != "nvls" or (fabric.nvls_capable and nvls_min is not None and n >= nvls_min.value))]
         else:
             candidates = [algorithm]
         options = [_single_node_cost(collective, size, n, fabric, a, protocol) for a in candidates]

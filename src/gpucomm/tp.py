@@ -209,7 +209,8 @@ class TPStep:
     """Decode: 1 / step time. Prefill: prompt tokens / step time."""
     tokens_per_s_per_gpu: float
     mem_bytes_per_gpu: float
-    """Weights and KV cache held by each GPU, in bytes (activations and framework overhead excluded)."""
+    """Weights (layers, embedding, head) and KV cache held by each GPU, in bytes (activations and framework
+    overhead excluded: a lower bound)."""
     fits_memory: bool
     """Whether ``mem_bytes_per_gpu`` fits the GPU's memory."""
 
@@ -301,7 +302,9 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
         comm_s = 0.0
     step_s = cfg.num_layers * (compute_s + comm_s)
     per_user = (1.0 if phase == "decode" else prompt_len) / step_s
-    held = cfg.num_layers * (layer_params(cfg) * nbytes + kv_bytes_per_token_per_layer(cfg, dtype=dtype) * batch * context) / tp_size
+    # layers + input embedding + output head (vocab-parallel in Megatron, so split over tp as well)
+    held = (cfg.num_layers * (layer_params(cfg) * nbytes + kv_bytes_per_token_per_layer(cfg, dtype=dtype) * batch * context)
+            + 2 * cfg.vocab_size * cfg.hidden_size * nbytes) / tp_size
     return TPStep(cfg.key, spec.key, tp_size, phase, batch, tokens, context, compute_s, t_mem >= t_flops, comm_s, msg,
                   ar, step_s, comm_s / (compute_s + comm_s), per_user, tokens / step_s / tp_size, held,
                   spec.mem_bytes is not None and held <= spec.mem_bytes)

@@ -79,8 +79,10 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
     compute_s : float
         Compute time of the step, to compute the exposed part when ``overlap`` is True.
     overlap : bool
-        Whether communication overlaps compute (DP bucketed all_reduce in backward, FSDP prefetch).
-        The exposed time is then ``max(0, time - compute_s)``.
+        Whether communication overlaps compute (DP bucketed all_reduce in backward, FSDP prefetch, PP
+        sends behind other micro-batches). The exposed time is then ``max(0, time - compute_s)``.
+        TP all_reduces sit on the critical path of every layer (the next matmul needs their result),
+        so for ``tp`` the whole time stays exposed.
 
     Returns
     -------
@@ -137,4 +139,5 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
         calls = (("all_reduce", msg, 4 * cfg.num_layers),)
         volume = 4 * cfg.num_layers * msg * 2 * (n - 1) / n
     t = sum(cost(coll, size) * count for coll, size, count in calls)
-    return StepComm(strategy, volume, t, max(0.0, t - compute_s) if overlap else t, calls)
+    hideable = overlap and strategy != "tp"
+    return StepComm(strategy, volume, t, max(0.0, t - compute_s) if hideable else t, calls)

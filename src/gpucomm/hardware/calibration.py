@@ -113,8 +113,29 @@ NET_EFFICIENCY = Parameter(
     "hierarchical bound of 8 NICs x 25 GB/s = 200 GB/s: 0.90 (case C08). Fitted on that one case, so C08 is in-sample.")
 
 
+NVLS_MIN_RANKS = {
+    "nvlink4": Parameter(
+        "nvls_min_ranks_nvlink4", 5, "GPUs",
+        "https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/network/README.md",
+        "NCCL picks NVLS on H100/H200 only from 5 GPUs; at 4 GPUs it runs Ring (363.3 GB/s both ways) (case C14; NCCL "
+        "issue #1455, case C11: NVLS same as ring for 2-4 GPUs)."),
+    "nvlink5": Parameter(
+        "nvls_min_ranks_nvlink5", 6, "GPUs",
+        "https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/network/README.md",
+        "On B200 NCCL switches to NVLS only from 6 GPUs (case C14)."),
+}
+"""Smallest GPU count for which NCCL's tuner chooses NVLS (``algorithm="auto"``)."""
+
+NET_STEP_LATENCY_S = Parameter(
+    "net_step_latency_s", 14.8e-6, "s per step between nodes",
+    "https://github.com/NVIDIA/dgx-spark-playbooks/pull/103",
+    "2x DGX Spark joined by one 200 Gb/s RoCE link: 8 KiB all_reduce takes 35.15 us (case C29); a ring of 2 nodes has "
+    "2 steps: (35.15 - 5.57) / 2 = 14.8 us per network step. NCCL's tuner assumes 2.7 us (LL) to 14 us (Simple) "
+    "hardware latency per network step (src/graph/tuning.cc). GPUDirect-TCPXO (case C08) is much slower (~120 us floor).")
+
+
 def all_parameters() -> list[Parameter]:
     """Every calibration parameter, for documentation pages and source checks."""
     return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
             LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
-            NVLS_EFFICIENCY, NVLS_LATENCY_S, NET_EFFICIENCY]
+            NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S]
