@@ -246,8 +246,8 @@ def test_training_widget_traces_equal_the_model():
     fig = box.figure
     assert list(fig.data[0].y) == pytest.approx([e.volume_bytes / 1e9 for e in expected])
     assert list(fig.data[1].y) == pytest.approx([e.time_s for e in expected])
-    assert list(fig.data[2].y) == [e.exposed_s or None for e in expected]  # all hidden here: no bar on a log axis
-    assert all(t.endswith("all hidden") for t in fig.data[1].text)
+    assert list(fig.data[2].y) == [e.exposed_s or None for e in expected]  # fully hidden: no bar on a log axis
+    assert [t.endswith("all hidden") for t in fig.data[1].text] == [e.exposed_s == 0 for e in expected]
     assert list(fig.data[3].y) == pytest.approx([compute] * 4)
 
 
