@@ -58,7 +58,7 @@ bytes), which never beats the ring, so ``auto`` does not take the textbook ``tre
 
 MAX_MSG_BYTES = 1 << 50  # 1 PiB: anything larger is a typo, not a collective
 
-_ALGOS_FOR = {
+ALGORITHMS_FOR = {
     "all_reduce": ("ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical"),
     "all_gather": ("ring", "rhd", "nvls"),
     "reduce_scatter": ("ring", "rhd", "nvls"),
@@ -67,6 +67,7 @@ _ALGOS_FOR = {
     "all_to_all": ("ring",),
     "send_recv": ("ring",),
 }
+"""The algorithms that implement each collective (``hierarchical``: across nodes only)."""
 
 
 @dataclass(frozen=True)
@@ -294,6 +295,53 @@ def _steps_and_wire(algorithm: str, collective: str, size: int, n: int) -> tuple
     raise AssertionError(algorithm)
 
 
+def steps_and_wire_bytes(collective: str, msg_bytes: float, *, num_ranks: int, algorithm: str) -> tuple[int, float]:
+    """Sequential steps and bytes per direction on the busiest GPU link of one algorithm, per the cost model.
+
+    Parameters
+    ----------
+    collective : str
+        torch.distributed name.
+    msg_bytes : float
+        Message size ``S`` in bytes as nccl-tests reports it.
+    num_ranks : int
+        GPUs taking part.
+    algorithm : str
+        One of the algorithms :mod:`gpucomm.cost` implements for that collective inside a node (not
+        ``auto`` or ``hierarchical``).
+
+    Returns
+    -------
+    (int, float)
+        Steps (each pays a per-step latency in the LL protocol) and bytes per direction:
+        ``2(n-1)`` and ``2(n-1)/n S`` for a ring all_reduce, ``1`` and ``(1 + 1/n) S`` for NVLS, ...
+
+    Raises
+    ------
+    GpucommError
+        Unknown collective, an algorithm that does not implement it, or ``rhd`` on a rank count that
+        is not a power of two.
+
+    Notes
+    -----
+    The "steps" and "wire bytes" columns of the table in the module docstring, exposed so that a page
+    can compare them with nccl-tests' busbw assumption ``S x busbw_factor``.
+
+    Examples
+    --------
+    >>> steps_and_wire_bytes("all_reduce", 8.0, num_ranks=8, algorithm="ring")
+    (14, 14.0)
+    >>> steps_and_wire_bytes("all_reduce", 8.0, num_ranks=8, algorithm="nvls")
+    (1, 9.0)
+    """
+    check_collective(collective)
+    n = check_num_ranks(num_ranks)
+    if algorithm not in ALGORITHMS_FOR[collective] or algorithm == "hierarchical":
+        raise GpucommError(f"algorithm {algorithm!r} does not implement {collective} inside a node: expected one of "
+                           + ", ".join(a for a in ALGORITHMS_FOR[collective] if a != "hierarchical"))
+    return _steps_and_wire(algorithm, collective, int(msg_bytes), n)
+
+
 def _protocol_costs(fabric: Fabric, algorithm: str, steps: int, wire: float, bw: float) -> dict[str, tuple[float, float]]:
     """(latency_s, transfer_s) per protocol usable by this algorithm."""
     if algorithm == "nvls":
@@ -414,9 +462,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
                          nics_per_node=nics_per_node, gpus_per_uplink=gpus_per_uplink)
     if n % fabric.num_nodes:
         raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
-    if algorithm != "auto" and algorithm not in _ALGOS_FOR[collective]:
+    if algorithm != "auto" and algorithm not in ALGORITHMS_FOR[collective]:
         raise GpucommError(f"algorithm {algorithm!r} does not implement {collective}: expected one of "
-                           f"auto, {', '.join(_ALGOS_FOR[collective])}")
+                           f"auto, {', '.join(ALGORITHMS_FOR[collective])}")
     multi_node = fabric.num_nodes > 1
     if algorithm == "hierarchical" and not multi_node:
         raise GpucommError("algorithm 'hierarchical' needs several nodes: expected --nodes 2 or more")
@@ -430,7 +478,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     else:
         if algorithm == "auto":
             nvls_min = cal.NVLS_MIN_RANKS.get(fabric.link.key)
-            candidates = [a for a in NCCL_ALGORITHMS if a in _ALGOS_FOR[collective] and a != "hierarchical"
+            candidates = [a for a in NCCL_ALGORITHMS if a in ALGORITHMS_FOR[collective] and a != "hierarchical"
                           and (a != "nvls" or (fabric.nvls_capable and nvls_min is not None and n >= nvls_min.value))]
         else:
             candidates = [algorithm]

@@ -72,7 +72,10 @@ def parse_size(text: str | int | float) -> int:
             raise GpucommError(f"size {text!r} has unknown unit {match.group(2)!r}: expected {ACCEPTED_SIZE_FORMS}")
     if str(text).strip().startswith("-") or not math.isfinite(value) or value <= 0:
         raise GpucommError(f"size {text!r} must be positive: expected {ACCEPTED_SIZE_FORMS}")
-    size = int(round(value * _SIZE_UNITS[unit]))
+    scaled = value * _SIZE_UNITS[unit]
+    if not math.isfinite(scaled) or scaled > 2**62:
+        raise GpucommError(f"size {text!r} is too large: expected {ACCEPTED_SIZE_FORMS}, at most 4 EiB")
+    size = int(round(scaled))
     if size < 1:
         raise GpucommError(f"size {text!r} is below one byte: expected {ACCEPTED_SIZE_FORMS}")
     return size

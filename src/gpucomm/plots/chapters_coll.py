@@ -28,7 +28,7 @@ from plotly.subplots import make_subplots
 
 from gpucomm import GpucommError
 from gpucomm.collectives import COLLECTIVES, busbw_factor, check_collective, check_num_ranks
-from gpucomm.cost import (_ALGOS_FOR, _steps_and_wire, collective_cost, make_fabric, pair_bw_bytes_per_s,
+from gpucomm.cost import (steps_and_wire_bytes, collective_cost, make_fabric, pair_bw_bytes_per_s,
                           per_gpu_bw_bytes_per_s)
 from gpucomm.hardware import get_gpu, get_link, get_nvswitch, get_system
 from gpucomm.nccl_log import ParsedLog
@@ -182,52 +182,6 @@ def request_throughput(model: str, config: ServingConfig, *, tp_size: int, batch
                              dec.tokens_per_s_per_user, pre.comm_share, dec.comm_share, dec.fits_memory)
 
 
-def steps_and_wire_bytes(collective: str, msg_bytes: float, *, num_ranks: int, algorithm: str) -> tuple[int, float]:
-    """Sequential steps and bytes per direction on the busiest GPU link of one algorithm, per the cost model.
-
-    Parameters
-    ----------
-    collective : str
-        torch.distributed name.
-    msg_bytes : float
-        Message size ``S`` in bytes as nccl-tests reports it.
-    num_ranks : int
-        GPUs taking part.
-    algorithm : str
-        One of the algorithms :mod:`gpucomm.cost` implements for that collective inside a node (not
-        ``auto`` or ``hierarchical``).
-
-    Returns
-    -------
-    (int, float)
-        Steps (each pays a per-step latency in the LL protocol) and bytes per direction:
-        ``2(n-1)`` and ``2(n-1)/n S`` for a ring all_reduce, ``1`` and ``(1 + 1/n) S`` for NVLS, ...
-
-    Raises
-    ------
-    GpucommError
-        Unknown collective, an algorithm that does not implement it, or ``rhd`` on a rank count that
-        is not a power of two.
-
-    Notes
-    -----
-    The "steps" and "wire bytes" columns of the table in :mod:`gpucomm.cost` (its private
-    ``_steps_and_wire``), exposed so that a page can compare them with nccl-tests' busbw assumption
-    ``S x busbw_factor``.
-
-    Examples
-    --------
-    >>> steps_and_wire_bytes("all_reduce", 8.0, num_ranks=8, algorithm="ring")
-    (14, 14.0)
-    >>> steps_and_wire_bytes("all_reduce", 8.0, num_ranks=8, algorithm="nvls")
-    (1, 9.0)
-    """
-    check_collective(collective)
-    n = check_num_ranks(num_ranks)
-    if algorithm not in _ALGOS_FOR[collective] or algorithm == "hierarchical":
-        raise GpucommError(f"algorithm {algorithm!r} does not implement {collective} inside a node: expected one of "
-                           + ", ".join(a for a in _ALGOS_FOR[collective] if a != "hierarchical"))
-    return _steps_and_wire(algorithm, collective, int(msg_bytes), n)
 
 
 def wire_bytes_per_link(collective: str, msg_bytes: float, *, num_ranks: int, algorithm: str) -> float:
