@@ -27,7 +27,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from gpucomm import GpucommError
-from gpucomm.collectives import COLLECTIVES, busbw_factor, check_collective, check_num_ranks
+from gpucomm.collectives import COLLECTIVES, busbw_factor, check_collective
 from gpucomm.cost import (steps_and_wire_bytes, collective_cost, make_fabric, pair_bw_bytes_per_s,
                           per_gpu_bw_bytes_per_s)
 from gpucomm.hardware import get_gpu, get_link, get_nvswitch, get_system
