@@ -10,7 +10,7 @@ config
     :class:`SweepConfig`: the sweep's parameters, validated; the list of sizes. No torch.
 results
     The nccl-tests-like text table, the JSON-lines results file, :func:`read_results`. No torch.
-spec, all_reduce
+spec, all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv
     The per-collective specification (nccl-tests keeps one small file per collective):
     buffers, the call, exact inputs for the correctness pass, the bus-bandwidth factor.
 runner
@@ -20,6 +20,12 @@ launch
     ``gpucomm bench --ranks N``.
 cli
     The ``bench`` subcommand (argparse), ``python -m gpucomm.bench`` and torchrun entry.
+copy
+    Copy bandwidth (host<->device pinned/pageable, device memory, GPU to GPU; host memory
+    without a GPU) and the ``copybw`` subcommand. No torch until a measurement runs.
+fit_cli
+    ``gpucomm fit RESULTS``: alpha-beta fits of a saved sweep (per size region when one line
+    does not fit) and the comparison with the catalog model. No torch at all.
 
 Three ways to run a sweep::
 

@@ -32,7 +32,8 @@ EPILOG = """examples:
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the bench flags to ``parser`` (shared by ``gpucomm bench`` and ``python -m gpucomm.bench``)."""
     parser.add_argument("-b", "--min-bytes", default="8", metavar="SIZE",
-                        help="smallest message size per rank: bytes or with a unit, e.g. 8, 1KiB, 128M (default 8)")
+                        help="smallest message size per rank (all_gather, reduce_scatter, all_to_all: the total buffer, "
+                             "as nccl-tests): bytes or with a unit, e.g. 8, 1KiB, 128M (default 8)")
     parser.add_argument("-e", "--max-bytes", default="64MiB", metavar="SIZE",
                         help="largest message size per rank (default 64MiB)")
     parser.add_argument("-f", "--step-factor", type=int, default=2, metavar="INT",
@@ -48,9 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="1: count wrong elements in a separate pass with exact inputs (default 1)")
     parser.add_argument("-d", "--dtype", default="float32", metavar="TYPE",
                         help=f"element type: {', '.join(DTYPE_BYTES)} (default float32; float16/bfloat16 on nccl only)")
-    parser.add_argument("-o", "--op", default="sum", metavar="OP", help=f"reduction: {', '.join(REDOPS)} (default sum)")
+    parser.add_argument("-o", "--op", default="sum", metavar="OP",
+                        help=f"reduction: {', '.join(REDOPS)} (default sum; all_reduce and reduce_scatter only)")
     parser.add_argument("--collective", default="all_reduce", metavar="NAME",
-                        help=f"collective to measure: {', '.join(BENCH_COLLECTIVES)} (default all_reduce)")
+                        help=f"collective to measure: {', '.join(BENCH_COLLECTIVES)} (default all_reduce; "
+                             "reduce_scatter needs nccl; send_recv is a ping-pong between ranks 0 and 1, one-way time)")
     parser.add_argument("--backend", default="auto", metavar="NAME",
                         help="auto (NCCL with one GPU per rank if enough GPUs, else gloo on CPU), nccl or gloo")
     parser.add_argument("--ranks", type=int, default=None, metavar="N",
@@ -85,7 +88,7 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``bench`` subparser.
     """
-    parser = subparsers.add_parser("bench", help="measure all_reduce like nccl-tests (torch.distributed)",
+    parser = subparsers.add_parser("bench", help="measure a collective like nccl-tests (torch.distributed)",
                                    description=DESCRIPTION, epilog=EPILOG,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)

@@ -2,7 +2,10 @@
 
 Flags and size semantics follow nccl-tests (``README.md`` and ``src/common.cu`` in
 https://github.com/NVIDIA/nccl-tests, v2.19.6): sizes go from ``-b`` to ``-e`` multiplying
-by the integer ``-f``; each size is rounded down to a whole number of elements.
+by the integer ``-f``; each size is rounded down to a whole number of elements. For the
+collectives in :data:`CHUNKED_COLLECTIVES` the size ``S`` is the *total* buffer, one equal
+chunk per rank, so it is rounded down to a whole number of elements per rank (nccl-tests
+``AllGatherGetCollByteCount`` and its siblings: ``count / nranks`` elements per rank).
 """
 
 from __future__ import annotations
@@ -13,8 +16,28 @@ from dataclasses import dataclass, field
 from gpucomm import GpucommError
 from gpucomm.units import format_size, parse_size
 
-#: Collectives the runner can measure (each has a spec in ``gpucomm.bench.spec``).
-BENCH_COLLECTIVES = ("all_reduce",)
+#: Collectives the runner can measure (each has a spec module listed in ``gpucomm.bench.spec.get_spec``).
+BENCH_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv")
+
+#: Collectives whose size ``S`` is the total buffer split into one equal chunk per rank
+#: (nccl-tests: all_gather's output, reduce_scatter's input, all_to_all's send buffer).
+CHUNKED_COLLECTIVES = ("all_gather", "reduce_scatter", "all_to_all")
+
+#: Collectives that reduce, and so take ``-o``; the others move data and report redop "none".
+REDUCING_COLLECTIVES = ("all_reduce", "reduce_scatter")
+
+#: Fewest ranks a collective needs (send_recv: a ping-pong between ranks 0 and 1).
+MIN_RANKS = {"send_recv": 2}
+
+#: Collectives a backend does not implement, with the reason (one line, shown as the error).
+UNSUPPORTED = {
+    "gloo": {
+        "reduce_scatter": (
+            "gloo has no reduce-scatter algorithm: older torch raises 'ProcessGroupGloo does not support "
+            "reduce_scatter', and torch >= 2.3 emulates it with a full all_reduce (twice a reduce-scatter's traffic, "
+            "pytorch/pytorch#118911), whose time is not a reduce_scatter's"),
+    },
+}
 
 #: Element sizes in bytes, by torch dtype name.
 DTYPE_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
@@ -47,7 +70,8 @@ def check_dtype(dtype: str) -> str:
     return name
 
 
-def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: int) -> list[tuple[int, int]]:
+def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: int, *,
+                count_multiple: int = 1) -> list[tuple[int, int]]:
     """Message sizes of a sweep, as ``(msg_bytes, count)`` pairs.
 
     Parameters
@@ -58,13 +82,16 @@ def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: in
         Multiplication factor between sizes, an integer >= 2 (nccl-tests ``-f``).
     elem_bytes : int
         Bytes per element of the dtype.
+    count_multiple : int
+        The element count is rounded down to a multiple of this (at least one multiple):
+        the number of ranks for :data:`CHUNKED_COLLECTIVES`, else 1.
 
     Returns
     -------
     list of (int, int)
         ``(msg_bytes, count)``: each requested size rounded down to a multiple of
-        ``elem_bytes``, at least one element; ``count = msg_bytes / elem_bytes``.
-        Sizes that round to the same value appear once.
+        ``elem_bytes * count_multiple``, at least one such multiple;
+        ``count = msg_bytes / elem_bytes``. Sizes that round to the same value appear once.
 
     Raises
     ------
@@ -77,11 +104,14 @@ def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: in
     [(8, 2), (16, 4), (32, 8), (64, 16)]
     >>> sweep_sizes(1, 8, 2, 4)  # 1 and 2 bytes round up to one float32 element
     [(4, 1), (8, 2)]
+    >>> sweep_sizes(8, 64, 2, 4, count_multiple=4)  # all_gather on 4 ranks: one element per rank at least
+    [(16, 4), (32, 8), (64, 16)]
     """
     _check_int(min_bytes, "minimum size -b (bytes)", 1)
     _check_int(max_bytes, "maximum size -e (bytes)", 1)
     _check_int(step_factor, "step factor -f", 2)
     _check_int(elem_bytes, "element size (bytes)", 1)
+    _check_int(count_multiple, "count multiple", 1)
     if min_bytes > max_bytes:
         raise GpucommError(
             f"minimum size -b {min_bytes} B ({format_size(min_bytes)}) is larger than maximum size -e "
@@ -89,7 +119,7 @@ def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: in
     sizes: list[tuple[int, int]] = []
     size = min_bytes
     while size <= max_bytes:
-        count = max(1, size // elem_bytes)
+        count = max(count_multiple, size // elem_bytes // count_multiple * count_multiple)
         if not sizes or sizes[-1][1] != count:
             sizes.append((count * elem_bytes, count))
         size *= step_factor
@@ -105,7 +135,8 @@ class SweepConfig:
     collective : str
         One of :data:`BENCH_COLLECTIVES` (torch.distributed spelling).
     min_bytes, max_bytes : int or str
-        Size range in bytes, or strings for :func:`gpucomm.units.parse_size` (``"64MiB"``).
+        Size range in bytes, or strings for :func:`gpucomm.units.parse_size` (``"64MiB"``):
+        per rank, or the total buffer for :data:`CHUNKED_COLLECTIVES` (as nccl-tests).
     step_factor : int
         Integer factor between sizes (>= 2).
     iters : int
@@ -122,7 +153,8 @@ class SweepConfig:
     dtype : str
         ``float32`` (default), ``float64``; ``float16``/``bfloat16`` on NCCL only.
     op : str
-        Reduction: ``sum``, ``prod``, ``max`` or ``min``.
+        Reduction: ``sum``, ``prod``, ``max`` or ``min`` (ignored by collectives that do not
+        reduce, which record ``"none"``).
     backend : str
         ``auto`` (NCCL with one GPU per rank when possible, else gloo on CPU), ``nccl`` or ``gloo``.
     out : str or None
@@ -173,6 +205,7 @@ class SweepConfig:
             raise GpucommError(f"backend {self.backend!r} is not valid: expected one of {', '.join(BACKENDS)}")
         if self.backend == "gloo":
             check_backend_dtype("gloo", self.dtype)
+            check_backend_collective("gloo", self.collective)
         if self.max_seconds_per_size is not None and not (
                 isinstance(self.max_seconds_per_size, (int, float)) and math.isfinite(self.max_seconds_per_size)
                 and self.max_seconds_per_size > 0):
@@ -187,9 +220,18 @@ class SweepConfig:
         """Bytes per element of :attr:`dtype`."""
         return DTYPE_BYTES[self.dtype]
 
-    def sizes(self) -> list[tuple[int, int]]:
-        """``(msg_bytes, count)`` for every size of the sweep, see :func:`sweep_sizes`."""
-        return sweep_sizes(self.min_bytes, self.max_bytes, self.step_factor, self.elem_bytes)
+    @property
+    def op_name(self) -> str:
+        """The reduction recorded in results: :attr:`op`, or ``"none"`` for a collective that does not reduce."""
+        return self.op if self.collective in REDUCING_COLLECTIVES else "none"
+
+    def sizes(self, num_ranks: int = 1) -> list[tuple[int, int]]:
+        """``(msg_bytes, count)`` for every size of the sweep on ``num_ranks`` ranks, see :func:`sweep_sizes`.
+
+        The rank count matters only for :data:`CHUNKED_COLLECTIVES` (whole elements per rank).
+        """
+        multiple = num_ranks if self.collective in CHUNKED_COLLECTIVES else 1
+        return sweep_sizes(self.min_bytes, self.max_bytes, self.step_factor, self.elem_bytes, count_multiple=multiple)
 
 
 def check_backend_dtype(backend: str, dtype: str) -> None:
@@ -198,3 +240,41 @@ def check_backend_dtype(backend: str, dtype: str) -> None:
         raise GpucommError(
             f"dtype {dtype} is not supported on gloo (CPU): gloo all_reduce has no bfloat16, and this runner "
             f"allows {' and '.join(NCCL_ONLY_DTYPES)} on NCCL only: expected -d float32 or float64, or GPUs with --backend nccl")
+
+
+def check_backend_collective(backend: str, collective: str) -> None:
+    """Raise if ``backend`` does not implement ``collective`` (see :data:`UNSUPPORTED`).
+
+    Nothing is emulated: a collective a backend lacks is reported, not replaced by another.
+
+    Examples
+    --------
+    >>> check_backend_collective("gloo", "all_gather")
+    >>> check_backend_collective("gloo", "reduce_scatter")
+    Traceback (most recent call last):
+    ...
+    gpucomm.GpucommError: reduce_scatter is not supported on gloo (CPU): gloo has no reduce-scatter ...
+    """
+    reason = UNSUPPORTED.get(backend, {}).get(collective)
+    if reason is not None:
+        raise GpucommError(f"{collective} is not supported on {backend} (CPU): {reason}; expected GPUs with "
+                           f"--backend nccl, or another collective")
+
+
+def supported_collectives(backend: str) -> tuple[str, ...]:
+    """The collectives of :data:`BENCH_COLLECTIVES` that ``backend`` (``nccl`` or ``gloo``) implements.
+
+    Examples
+    --------
+    >>> supported_collectives("gloo")
+    ('all_reduce', 'all_gather', 'broadcast', 'all_to_all', 'send_recv')
+    """
+    return tuple(c for c in BENCH_COLLECTIVES if c not in UNSUPPORTED.get(backend, {}))
+
+
+def check_collective_ranks(collective: str, num_ranks: int) -> None:
+    """Raise if ``collective`` needs more ranks than ``num_ranks`` (send_recv needs 2)."""
+    needed = MIN_RANKS.get(collective, 1)
+    if num_ranks < needed:
+        raise GpucommError(f"{collective} needs at least {needed} ranks, but {num_ranks} was asked for: "
+                           f"expected --ranks {needed} or more")

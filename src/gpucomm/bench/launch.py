@@ -23,7 +23,7 @@ import traceback
 from dataclasses import fields, replace
 
 from gpucomm import GpucommError
-from gpucomm.bench.config import DEFAULT_TIMEOUT_S, SweepConfig
+from gpucomm.bench.config import DEFAULT_TIMEOUT_S, SweepConfig, check_collective_ranks
 from gpucomm.bench.results import SweepResults, TableReporter
 from gpucomm.collectives import check_num_ranks
 from gpucomm.units import MiB
@@ -62,9 +62,12 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def _worker(rank: int, world_size: int, port: int, config: SweepConfig, messages, parent_pid: int) -> None:
+def _worker(rank: int, world_size: int, port: int, config: SweepConfig, messages, parent_pid: int,
+            env: dict[str, str] | None = None) -> None:
     """One rank under the local launcher (module-level so that spawn can import it)."""
     _exit_with_parent(parent_pid)
+    # Before torch is imported and the process group (and NCCL, which reads NCCL_* once) starts.
+    os.environ.update(env or {})
     # Ctrl-C at a terminal reaches the whole process group: let the launcher handle it
     # and stop the workers, instead of N tracebacks from ranks interrupted mid-collective.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -120,7 +123,7 @@ def _exit_text(code: int | None) -> str:
 
 
 def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter | None = None,
-                 poll_s: float = 0.1) -> SweepResults:
+                 poll_s: float = 0.1, env: dict[str, str] | None = None) -> SweepResults:
     """Run ``config`` on ``num_ranks`` local ranks; return rank 0's records.
 
     Parameters
@@ -133,6 +136,9 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
         Prints the table as records arrive (None: silent).
     poll_s : float
         How often to check the workers while waiting, in seconds.
+    env : dict of str to str, optional
+        Environment variables set in every rank's process before torch starts (for
+        example ``{"NCCL_ALGO": "Ring"}``); the launcher's own environment is unchanged.
 
     Returns
     -------
@@ -148,18 +154,20 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
         After stopping every worker; records already written to ``config.out`` stay there.
     """
     check_num_ranks(num_ranks, maximum=4096)
+    check_collective_ranks(config.collective, num_ranks)
+    env = _check_env(env)
     from gpucomm.bench.runner import resolve_backend
 
-    resolve_backend(config.backend, num_ranks, config.dtype)  # fail here, before any process starts
+    resolve_backend(config.backend, num_ranks, config.dtype, config.collective)  # fail here, before any process starts
     ctx = mp.get_context("spawn")
     messages = ctx.Queue()
     port = free_port()
-    procs = [ctx.Process(target=_worker, args=(rank, num_ranks, port, config, messages, os.getpid()),
+    procs = [ctx.Process(target=_worker, args=(rank, num_ranks, port, config, messages, os.getpid(), env),
                          name=f"gpucomm-bench-rank{rank}", daemon=True) for rank in range(num_ranks)]
     results = SweepResults()
     errors: list[tuple[int, str]] = []
     done: set[int] = set()
-    total = len(config.sizes())
+    total = len(config.sizes(num_ranks))
 
     def handle(message) -> None:
         kind, rank, payload = message
@@ -225,12 +233,23 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
     return results
 
 
+def _check_env(env) -> dict[str, str]:
+    """``env`` as a dict of str to str (None: empty), or a clear error."""
+    if env is None:
+        return {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and k and "=" not in k and isinstance(v, str)
+                                            for k, v in env.items()):
+        raise GpucommError(f"env {env!r} is not valid: expected a dict of variable names to string values, "
+                           "e.g. {'NCCL_ALGO': 'Ring'}")
+    return dict(env)
+
+
 def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: int | str = 8,
               max_bytes: int | str = 64 * MiB, step_factor: int = 2, iters: int = 20, blocks: int = 1, warmup_iters: int = 5,
               check: bool = True, dtype: str = "float32", op: str = "sum", backend: str = "auto",
               out: str | os.PathLike | None = None, max_seconds_per_size: float | None = None,
               timeout_s: float = DEFAULT_TIMEOUT_S, print_table: bool = True,
-              progress: bool | None = None) -> SweepResults:
+              progress: bool | None = None, env: dict[str, str] | None = None) -> SweepResults:
     """Measure a collective over a range of message sizes on ``num_ranks`` local ranks.
 
     For notebooks and scripts: the ranks are separate processes started here (one per
@@ -241,9 +260,12 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
     num_ranks : int
         Ranks to start (>= 1).
     collective : str
-        ``all_reduce`` (the collectives measured so far).
+        One of ``config.BENCH_COLLECTIVES``: ``all_reduce`` (default), ``all_gather``,
+        ``reduce_scatter`` (not on gloo), ``broadcast``, ``all_to_all``, ``send_recv``
+        (ping-pong between ranks 0 and 1, one-way time).
     min_bytes, max_bytes : int or str
-        Size range in bytes, or strings such as ``"64MiB"`` (nccl-tests ``-b``/``-e``).
+        Size range in bytes, or strings such as ``"64MiB"`` (nccl-tests ``-b``/``-e``):
+        per rank, or the total buffer for all_gather, reduce_scatter and all_to_all.
     step_factor : int
         Integer factor between sizes, >= 2 (``-f``).
     iters, warmup_iters : int
@@ -255,7 +277,7 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
     dtype : str
         ``float32`` (default) or ``float64``; ``float16``/``bfloat16`` need NCCL.
     op : str
-        ``sum``, ``prod``, ``max`` or ``min``.
+        ``sum``, ``prod``, ``max`` or ``min`` (collectives that do not reduce record ``none``).
     backend : str
         ``auto``, ``nccl`` or ``gloo``.
     out : str or Path or None
@@ -269,6 +291,10 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
         Print the nccl-tests-like table to stdout as sizes finish.
     progress : bool or None
         Progress bar on stderr (None: only when stderr is a terminal).
+    env : dict of str to str, optional
+        Environment variables for the rank processes only, set before torch starts there:
+        ``{"NCCL_ALGO": "Ring"}``, ``{"NCCL_P2P_DISABLE": "1"}``. NCCL reads them when its
+        communicator starts; gloo ignores them. They are recorded in ``meta["env"]``.
 
     Returns
     -------
@@ -280,7 +306,8 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
     Raises
     ------
     GpucommError
-        On bad input, or when a rank fails (with that rank's one-line message).
+        On bad input (including a collective the backend does not implement, such as
+        reduce_scatter on gloo), or when a rank fails (with that rank's one-line message).
 
     Examples
     --------
@@ -296,5 +323,5 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
     config = replace(config, argv=("run_sweep", f"num_ranks={num_ranks!r}") + tuple(
         f"{f.name}={getattr(config, f.name)!r}" for f in fields(config) if f.name != "argv"))
     reporter = TableReporter(progress=progress) if print_table else None
-    return launch_local(config, num_ranks, reporter=reporter)
+    return launch_local(config, num_ranks, reporter=reporter, env=env)
 

@@ -89,6 +89,8 @@ def format_header(meta: dict) -> str:
         lines.append(f"# {meta['backend_note']}")
     for rank, (host, device) in enumerate(zip(meta.get("rank_hosts", []), meta.get("devices", []))):
         lines.append(f"#  rank {rank:3d} on {host}: {device}")
+    if meta.get("timing_note"):
+        lines.append(f"# {meta['timing_note']}")
     median = ", median of blocks" if m("blocks", 1) > 1 else ""
     lines.append(f"# time: one operation, the maximum over ranks{median}; GB/s = 1e9 B/s; "
                  f"busbw = algbw * {m('busbw_factor', '?')} (nccl-tests doc/PERFORMANCE.md)")

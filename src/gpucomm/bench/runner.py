@@ -35,7 +35,7 @@ import torch.distributed as dist
 
 import gpucomm
 from gpucomm import GpucommError
-from gpucomm.bench.config import SweepConfig, check_backend_dtype
+from gpucomm.bench.config import SweepConfig, check_backend_collective, check_backend_dtype, check_collective_ranks
 from gpucomm.bench.results import ResultsWriter, SweepResults, TableReporter
 from gpucomm.bench.spec import REDUCE_OPS, TORCH_DTYPES, CollectiveSpec, get_spec
 from gpucomm.collectives import algbw_bytes_per_s
@@ -53,7 +53,8 @@ def cuda_device_count() -> int:
     return torch.cuda.device_count()
 
 
-def resolve_backend(requested: str, local_world_size: int, dtype: str) -> tuple[str, str | None]:
+def resolve_backend(requested: str, local_world_size: int, dtype: str,
+                    collective: str = "all_reduce") -> tuple[str, str | None]:
     """Choose the process-group backend; never two NCCL ranks on one GPU.
 
     Parameters
@@ -64,6 +65,8 @@ def resolve_backend(requested: str, local_world_size: int, dtype: str) -> tuple[
         Ranks on this host (each NCCL rank needs its own GPU).
     dtype : str
         Canonical dtype name (gloo refuses float16/bfloat16 here).
+    collective : str
+        The collective (gloo refuses the ones in ``config.UNSUPPORTED``, e.g. reduce_scatter).
 
     Returns
     -------
@@ -76,7 +79,7 @@ def resolve_backend(requested: str, local_world_size: int, dtype: str) -> tuple[
     ------
     GpucommError
         ``nccl`` asked for without CUDA/NCCL or with more ranks than GPUs; a dtype gloo
-        cannot reduce on the gloo path.
+        cannot reduce or a collective gloo does not implement, on the gloo path.
     """
     gpus = cuda_device_count()
     if requested == "nccl":
@@ -90,6 +93,7 @@ def resolve_backend(requested: str, local_world_size: int, dtype: str) -> tuple[
         return "nccl", None
     if requested == "gloo":
         check_backend_dtype("gloo", dtype)
+        check_backend_collective("gloo", collective)
         return "gloo", None
     if gpus >= local_world_size:
         return "nccl", f"backend auto: NCCL, one rank per GPU ({local_world_size} of {gpus} GPUs)"
@@ -99,6 +103,7 @@ def resolve_backend(requested: str, local_world_size: int, dtype: str) -> tuple[
         note = (f"backend auto: {local_world_size} ranks but only {gpus} GPUs, and NCCL needs one GPU per rank; "
                 "using gloo on CPU instead")
     check_backend_dtype("gloo", dtype)
+    check_backend_collective("gloo", collective)
     return "gloo", note
 
 
@@ -149,7 +154,7 @@ def collect_metadata(config: SweepConfig, *, backend: str, device: torch.device,
         "launcher": launcher,
         "collective": config.collective,
         "dtype": config.dtype,
-        "op": config.op,
+        "op": config.op_name,
         "min_bytes": config.min_bytes,
         "max_bytes": config.max_bytes,
         "step_factor": config.step_factor,
@@ -161,6 +166,7 @@ def collect_metadata(config: SweepConfig, *, backend: str, device: torch.device,
         "busbw_factor": spec.busbw_factor(world_size),
         "timing": ("host clock per block of iters (after cuda synchronize on GPU) / iters, max over ranks, "
                    "median over blocks"),
+        "timing_note": spec.timing_note or None,
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
         "nccl_version": _nccl_version() if backend == "nccl" else None,
@@ -233,7 +239,7 @@ def measure_size(spec: CollectiveSpec, config: SweepConfig, *, msg_bytes: int, c
             iters = max(1, min(config.iters, int(config.max_seconds_per_size / max(warm_s, 1e-9))))
     block_times_s = [max_over_ranks(time_block_s(spec, buffers, op, iters, sync, device), device)
                      for _ in range(config.blocks)]
-    time_s = statistics.median(block_times_s)
+    time_s = statistics.median(block_times_s) / spec.ops_per_run  # send_recv: a round trip is 2 one-way transfers
     num_wrong = None
     if config.check:
         spec.fill(buffers, rank, world_size, config.op)
@@ -250,7 +256,7 @@ def measure_size(spec: CollectiveSpec, config: SweepConfig, *, msg_bytes: int, c
         "msg_bytes": msg_bytes,
         "count": count,
         "dtype": config.dtype,
-        "op": config.op,
+        "op": config.op_name,
         "num_ranks": world_size,
         "iters": iters,
         "blocks": config.blocks,
@@ -296,7 +302,8 @@ def run_rank(config: SweepConfig, *, rank: int, world_size: int, local_rank: int
         Bad backend/dtype combination, a process group that cannot form within
         ``config.timeout_s``, or a size that does not fit in memory.
     """
-    backend, note = resolve_backend(config.backend, local_world_size, config.dtype)
+    check_collective_ranks(config.collective, world_size)
+    backend, note = resolve_backend(config.backend, local_world_size, config.dtype, config.collective)
     if backend == "nccl":
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
@@ -331,8 +338,8 @@ def run_rank(config: SweepConfig, *, rank: int, world_size: int, local_rank: int
             if on_meta:
                 on_meta(meta)
             if reporter:
-                reporter.start(meta, len(config.sizes()))
-        for msg_bytes, count in config.sizes():
+                reporter.start(meta, len(config.sizes(world_size)))
+        for msg_bytes, count in config.sizes(world_size):
             record = measure_size(spec, config, msg_bytes=msg_bytes, count=count, device=device,
                                   rank=rank, world_size=world_size)
             results.append(record)
