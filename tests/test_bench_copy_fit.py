@@ -234,3 +234,26 @@ def test_fit_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("gpucomm fit: error: ") and match in err[0], err
     assert math.isfinite(fit_regions([json.loads(line) for line in path.read_text().splitlines()]).single.alpha_s)
+
+
+# --- the labs' figures --------------------------------------------------------------------
+
+def test_lab_figures_draw_the_records():
+    pytest.importorskip("plotly")
+    from gpucomm.plots.bench import collectives_bandwidth_figure, copy_bandwidth_figure
+
+    rows = [{"record": "copy", "kind": k, "bytes": s, "time_s": s / bw, "bw_bytes_per_s": bw}
+            for k, bw in (("h2d_pinned", 50e9), ("d2d", 1.5e12)) for s in (2**20, 2**26)]
+    fig = copy_bandwidth_figure(rows, {"h2d_pinned": 63.0e9, "d2d": None})
+    assert [t.name for t in fig.data] == ["h2d_pinned", "h2d_pinned: catalog 63 GB/s", "d2d"]
+    assert list(fig.data[0].y) == [50.0, 50.0] and list(fig.data[2].y) == [1500.0, 1500.0]
+    with pytest.raises(GpucommError, match="no copy records"):
+        copy_bandwidth_figure([])
+
+    sweep = lambda f: [{"msg_bytes": s, "time_s": s / 2e9, "algbw_bytes_per_s": 2e9, "busbw_bytes_per_s": f * 2e9}
+                       for s in (8, 2**20)]  # noqa: E731
+    fig = collectives_bandwidth_figure({"broadcast": sweep(1.0), "all_gather": sweep(0.5)})
+    busbw, algbw = fig.data[:2], fig.data[2:]
+    assert [list(t.y) for t in busbw] == [[2.0, 2.0], [1.0, 1.0]] and all(t.visible for t in busbw)
+    assert [list(t.y) for t in algbw] == [[2.0, 2.0], [2.0, 2.0]] and not any(t.visible for t in algbw)
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["busbw", "algbw"]
