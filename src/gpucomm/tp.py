@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucomm import GpucommError
+from gpucomm.catalog import lookup
 from gpucomm.cost import CollectiveCost, collective_cost
 from gpucomm.hardware import Link
 
@@ -53,12 +54,7 @@ MODELS: dict[str, ModelConfig] = {
 
 def get_model(key: str | ModelConfig) -> ModelConfig:
     """Look up a model preset by key; raise :class:`~gpucomm.GpucommError` listing the keys if unknown."""
-    if isinstance(key, ModelConfig):
-        return key
-    model = MODELS.get(str(key).strip().lower())
-    if model is None:
-        raise GpucommError(f"unknown model {key!r}: expected one of {', '.join(MODELS)}")
-    return model
+    return lookup(MODELS, key, what='model', entry_type=ModelConfig)
 
 
 def dtype_bytes(dtype: str) -> int:

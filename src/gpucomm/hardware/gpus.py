@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucomm import GpucommError
+from gpucomm.catalog import lookup
 from gpucomm.units import GB
 
 TB = 1000 * GB
@@ -294,9 +294,4 @@ def get_gpu(key: str | GPU) -> GPU:
     >>> get_gpu("rtx_4090").nvlink_gen is None
     True
     """
-    if isinstance(key, GPU):
-        return key
-    gpu = GPUS.get(str(key).strip().lower().replace("-", "_"))
-    if gpu is None:
-        raise GpucommError(f"unknown GPU {key!r}: expected one of {', '.join(GPUS)}")
-    return gpu
+    return lookup(GPUS, key, what='GPU', entry_type=GPU, dashes_as_underscores=True)

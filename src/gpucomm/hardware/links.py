@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucomm import GpucommError
+from gpucomm.catalog import lookup
 from gpucomm.units import GB
 
 
@@ -115,9 +115,4 @@ def get_link(key: str | Link) -> Link:
     >>> round(get_link("pcie4").bw_bytes_per_s / 1e9, 2)
     31.51
     """
-    if isinstance(key, Link):
-        return key
-    link = LINKS.get(str(key).strip().lower())
-    if link is None:
-        raise GpucommError(f"unknown link {key!r}: expected one of {', '.join(LINKS)}")
-    return link
+    return lookup(LINKS, key, what='link', entry_type=Link)

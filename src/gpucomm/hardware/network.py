@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucomm import GpucommError
+from gpucomm.catalog import lookup
 
 _WINOF2 = ("https://docs.nvidia.com/networking/display/NVIDIAWinOF2Documentationv25750000/"
            "Supported+Network+Adapter+Cards+and+MFT+Tools")
@@ -136,9 +136,4 @@ def get_network(key: str | NetworkLink) -> NetworkLink:
     >>> get_network("eth_800g").port_bits_per_s / 1e9
     800.0
     """
-    if isinstance(key, NetworkLink):
-        return key
-    net = NETWORKS.get(str(key).strip().lower().replace("-", "_"))
-    if net is None:
-        raise GpucommError(f"unknown network {key!r}: expected one of {', '.join(NETWORKS)}")
-    return net
+    return lookup(NETWORKS, key, what="network", entry_type=NetworkLink, dashes_as_underscores=True)

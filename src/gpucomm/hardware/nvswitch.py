@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucomm import GpucommError
+from gpucomm.catalog import lookup
 from gpucomm.units import GB
 
 FABRICS = ("nvswitch", "cube_mesh", "pcie", "pcie+bridge")
@@ -272,12 +273,7 @@ def get_nvswitch(key: str | NVSwitchGen) -> NVSwitchGen:
     >>> get_nvswitch("nvswitch3").nvls
     True
     """
-    if isinstance(key, NVSwitchGen):
-        return key
-    sw = NVSWITCHES.get(str(key).strip().lower())
-    if sw is None:
-        raise GpucommError(f"unknown NVSwitch generation {key!r}: expected one of {', '.join(NVSWITCHES)}")
-    return sw
+    return lookup(NVSWITCHES, key, what='NVSwitch generation', entry_type=NVSwitchGen)
 
 
 def get_system(key: str | System) -> System:
@@ -297,11 +293,4 @@ def get_system(key: str | System) -> System:
     >>> get_system("gb200_nvl72").gpus_per_nic
     1.0
     """
-    if isinstance(key, System):
-        return key
-    name = str(key).strip().lower().replace("-", "_")
-    system = SYSTEMS.get(_ALIASES.get(name, name))
-    if system is None:
-        accepted = ", ".join([*SYSTEMS, *_ALIASES])
-        raise GpucommError(f"unknown system {key!r}: expected one of {accepted}")
-    return system
+    return lookup(SYSTEMS, key, what='system', entry_type=System, aliases=_ALIASES, dashes_as_underscores=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucomm import GpucommError
+from gpucomm.catalog import lookup
 from gpucomm.hardware.links import Link
 
 LANE_COUNTS = (1, 2, 4, 8, 16)
@@ -276,9 +277,4 @@ def get_host_hop(key: str | Link) -> Link:
     >>> round(get_host_hop("pcie5_cpu_p2p").bw_bytes_per_s / 1e9, 2)
     52.51
     """
-    if isinstance(key, Link):
-        return key
-    hop = HOST_HOPS.get(str(key).strip().lower())
-    if hop is None:
-        raise GpucommError(f"unknown host hop {key!r}: expected one of {', '.join(HOST_HOPS)}")
-    return hop
+    return lookup(HOST_HOPS, key, what='host hop', entry_type=Link)
