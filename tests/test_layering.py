@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 MODEL_MODULES = ["gpucomm", "gpucomm.units", "gpucomm.collectives", "gpucomm.hardware", "gpucomm.hardware.calibration",
-                 "gpucomm.catalog", "gpucomm.cost", "gpucomm.tp", "gpucomm.training", "gpucomm.planning", "gpucomm.nccl_log", "gpucomm.parse_cli", "gpucomm.topo_examples", "gpucomm.scaling", "gpucomm.topo", "gpucomm.validation", "gpucomm.measurements", "gpucomm.fit", "gpucomm.cli",
+                 "gpucomm.catalog", "gpucomm.cliutil", "gpucomm.cost", "gpucomm.tp", "gpucomm.training", "gpucomm.planning", "gpucomm.nccl_log", "gpucomm.parse_cli", "gpucomm.topo_examples", "gpucomm.scaling", "gpucomm.topo", "gpucomm.validation", "gpucomm.measurements", "gpucomm.fit", "gpucomm.cli",
                  "gpucomm.hardware.gpus", "gpucomm.hardware.network", "gpucomm.hardware.nvswitch", "gpucomm.hardware.pcie"]
 HEAVY = ["torch", "plotly", "ipywidgets"]
 

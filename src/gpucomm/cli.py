@@ -16,37 +16,12 @@ import re
 import sys
 
 from gpucomm import GpucommError, __version__
+from gpucomm.cliutil import OneLineErrorParser, int_arg, size_arg
 from gpucomm.collectives import COLLECTIVES
 from gpucomm.cost import ALGORITHMS, collective_cost
 from gpucomm.hardware import link_keys
 from gpucomm.tp import MODELS, tp_forward_comm, tp_step
-from gpucomm.units import format_size, format_time, parse_size
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (no usage dump), exit status 2."""
-
-    def error(self, message: str):  # noqa: D401 - argparse API
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _int_arg(name: str, minimum: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer: expected an integer >= {minimum}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} {value} is out of range: expected an integer >= {minimum}")
-        return value
-    return parse
-
-
-def _size_arg(text: str) -> int:
-    try:
-        return parse_size(text)
-    except GpucommError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+from gpucomm.units import format_size, format_time
 
 
 def _print_table(title: str, rows: list[tuple[str, str]]) -> None:
@@ -167,40 +142,40 @@ def _cmd_validate(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``gpucomm`` command."""
-    parser = _Parser(prog="gpucomm", description="How GPUs talk to each other: collective cost, TP communication, benchmarks.")
+    parser = OneLineErrorParser(prog="gpucomm", description="How GPUs talk to each other: collective cost, TP communication, benchmarks.")
     parser.add_argument("--version", action="version", version=f"gpucomm {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineErrorParser)
 
     cost = sub.add_parser("cost", help="predict time, algbw and busbw of one collective")
     cost.add_argument("collective", help=f"one of {', '.join(COLLECTIVES)}")
     cost.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
-    cost.add_argument("--gpus", type=_int_arg("number of GPUs", 1), required=True, help="GPUs taking part (>= 1)")
-    cost.add_argument("--size", type=_size_arg, required=True, help="message size, e.g. 64MiB, 1GB, 8 (bytes)")
+    cost.add_argument("--gpus", type=int_arg("number of GPUs", 1), required=True, help="GPUs taking part (>= 1)")
+    cost.add_argument("--size", type=size_arg, required=True, help="message size, e.g. 64MiB, 1GB, 8 (bytes)")
     cost.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
     cost.add_argument("--algo", default="auto", help=f"algorithm: one of {', '.join(ALGORITHMS)} (default auto, as NCCL)")
     cost.add_argument("--protocol", default="auto", help="auto (default), LL or Simple")
     cost.add_argument("--topology", default="switch", help="switch (NVSwitch or PCIe tree, default) or mesh (point-to-point)")
-    cost.add_argument("--mesh-size", type=_int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh (default 8)")
-    cost.add_argument("--gpus-per-uplink", type=_int_arg("GPUs per uplink", 1), default=1,
+    cost.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh (default 8)")
+    cost.add_argument("--gpus-per-uplink", type=int_arg("GPUs per uplink", 1), default=1,
                       help="with --no-p2p: GPUs sharing one PCIe uplink to the host (2 in a DGX A100)")
-    cost.add_argument("--nodes", type=_int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
+    cost.add_argument("--nodes", type=int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
     cost.add_argument("--network", default=None, help="scale-out link between nodes, e.g. ib_ndr or eth_400g (needs --nodes > 1)")
-    cost.add_argument("--nics-per-node", type=_int_arg("NICs per node", 1), default=None, help="default: one per GPU")
+    cost.add_argument("--nics-per-node", type=int_arg("NICs per node", 1), default=None, help="default: one per GPU")
     cost.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     cost.set_defaults(func=_cmd_cost)
 
     tp = sub.add_parser("tp", help="TP all_reduce communication of one forward pass")
     tp.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
-    tp.add_argument("--tp", type=_int_arg("TP degree", 1), required=True, help="tensor-parallel degree (>= 1)")
-    tp.add_argument("--tokens", type=_int_arg("number of tokens", 1), required=True,
+    tp.add_argument("--tp", type=int_arg("TP degree", 1), required=True, help="tensor-parallel degree (>= 1)")
+    tp.add_argument("--tokens", type=int_arg("number of tokens", 1), required=True,
                     help="prompt tokens per sequence (prefill) or tokens already in the KV cache (decode)")
     tp.add_argument("--phase", choices=("prefill", "decode"), default="prefill", help="prefill (default) or decode")
-    tp.add_argument("--batch", type=_int_arg("batch", 1), default=1, help="sequences in flight (default 1)")
-    tp.add_argument("--context", type=_int_arg("context length", 1), default=None,
+    tp.add_argument("--batch", type=int_arg("batch", 1), default=1, help="sequences in flight (default 1)")
+    tp.add_argument("--context", type=int_arg("context length", 1), default=None,
                     help="decode: tokens in the KV cache (default --tokens)")
     tp.add_argument("--gpu", default=None, help="GPU catalog key for the roofline compute time, e.g. h100_sxm5")
     tp.add_argument("--topology", default="switch", help="switch (default) or mesh")
-    tp.add_argument("--mesh-size", type=_int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh")
+    tp.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh")
     tp.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
     tp.add_argument("--dtype", default="fp16", help="activation dtype: fp16 (default), bf16, fp32, fp8")
     tp.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import gpucomm
 from gpucomm import GpucommError
+from gpucomm.cliutil import OneLineErrorParser
 from gpucomm.bench.results import SCHEMA_VERSION, ResultsWriter, format_footer, format_header, format_row
 from gpucomm.collectives import COLLECTIVES, busbw_factor
 from gpucomm.nccl_log import ParsedLog, parse_nccl_tests
@@ -329,19 +330,12 @@ def register_parse_cli(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-class _OneLineErrors(argparse.ArgumentParser):
-    """argparse that reports a bad flag in one line (no usage dump), exit status 2, like ``gpucomm``."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def parse_main(argv: list[str] | None = None, *, prog: str = "gpucomm parse") -> int:
     """``gpucomm parse`` as a function: parse ``argv``, run, and return the exit status.
 
     Errors are reported as ``gpucomm main`` reports them: one line on stderr, status 2.
     """
-    parser = add_arguments(_OneLineErrors(prog=prog, description=DESCRIPTION, epilog=EPILOG,
+    parser = add_arguments(OneLineErrorParser(prog=prog, description=DESCRIPTION, epilog=EPILOG,
                                           formatter_class=argparse.RawDescriptionHelpFormatter))
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
