@@ -216,3 +216,21 @@ def test_spec_calls_run_on_a_real_one_rank_gloo_group():
             assert spec.count_wrong(buffers, 0, 1, "sum") == 0, collective
     finally:
         dist.destroy_process_group()
+
+
+# --- NCCL (skipped without CUDA GPUs) -------------------------------------------------------
+
+NUM_GPUS = torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+@pytest.mark.skipif(NUM_GPUS < 1 or not torch.distributed.is_nccl_available(), reason="NCCL tests need CUDA GPUs")
+@pytest.mark.parametrize("collective", BENCH_COLLECTIVES)
+def test_nccl_sweep_every_collective(collective):
+    n = min(NUM_GPUS, 2)
+    if n < 2 and collective == "send_recv":
+        pytest.skip("send_recv needs 2 GPUs")
+    results = run_sweep(num_ranks=n, collective=collective, min_bytes=8, max_bytes="1MiB", step_factor=8, iters=5,
+                        warmup_iters=2, backend="nccl", print_table=False)
+    multiple = n if collective in CHUNKED_COLLECTIVES else 1
+    check_sweep(results, collective, n, sweep_sizes(8, MiB, 8, 4, count_multiple=multiple))
+    assert results.meta["backend"] == "nccl"
