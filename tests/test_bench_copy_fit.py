@@ -257,3 +257,14 @@ def test_lab_figures_draw_the_records():
     assert [list(t.y) for t in busbw] == [[2.0, 2.0], [1.0, 1.0]] and all(t.visible for t in busbw)
     assert [list(t.y) for t in algbw] == [[2.0, 2.0], [2.0, 2.0]] and not any(t.visible for t in algbw)
     assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["busbw", "algbw"]
+
+
+def test_copybw_without_torch_says_so_in_one_line():
+    out = subprocess.run([sys.executable, "-c",
+                          "import sys, argparse\n"
+                          "sys.modules['torch'] = None\n"
+                          "from gpucomm.bench.copy import register_copy_cli\n"
+                          "p = argparse.ArgumentParser(); register_copy_cli(p.add_subparsers())\n"
+                          "a = p.parse_args(['copybw']); sys.exit(a.func(a))\n"], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "gpucomm copybw: error: copy bandwidth needs PyTorch: pip install torch"

@@ -558,7 +558,14 @@ def add_copy_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
 
 
 def copy_main(args: argparse.Namespace) -> int:
-    """Run ``gpucomm copybw``; exit status 0, 2 on bad input, 130 on Ctrl-C."""
+    """Run ``gpucomm copybw``; exit status 0, 2 on bad input or without torch, 130 on Ctrl-C."""
+    import importlib
+
+    try:  # the measurement needs torch: say so in one line rather than a traceback
+        importlib.import_module("torch")
+    except ImportError:
+        print("gpucomm copybw: error: copy bandwidth needs PyTorch: pip install torch", file=sys.stderr, flush=True)
+        return 2
     try:
         measure_copy_bandwidth(args.kinds, min_bytes=args.min_bytes, max_bytes=args.max_bytes,
                                step_factor=args.step_factor, iters=args.iters, warmup_iters=args.warmup_iters,
