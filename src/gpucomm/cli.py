@@ -186,9 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     val.set_defaults(func=_cmd_validate)
 
+    from gpucomm.bench.copy import register_copy_cli
+    from gpucomm.bench.fit_cli import register_fit_cli
     from gpucomm.parse_cli import register_parse_cli
 
     register_parse_cli(sub)
+    register_fit_cli(sub)
+    register_copy_cli(sub)
 
     try:  # the benchmark runner needs torch; register it only where torch is installed
         from gpucomm.bench.cli import register_cli
