@@ -18,6 +18,7 @@ import sys
 import threading
 
 from gpucomm import GpucommError
+from gpucomm.cliutil import OneLineErrorParser
 from gpucomm.bench.config import BENCH_COLLECTIVES, DEFAULT_TIMEOUT_S, DTYPE_BYTES, REDOPS, SweepConfig
 
 DESCRIPTION = """Measure a collective over message sizes, like nccl-tests: prints size, count, type,
@@ -96,17 +97,10 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-class _OneLineErrors(argparse.ArgumentParser):
-    """argparse that reports a bad flag in one line (no usage dump), exit status 2, like ``gpucomm``."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def build_parser(prog: str = "python -m gpucomm.bench") -> argparse.ArgumentParser:
     """A standalone parser with the bench flags (for ``python -m gpucomm.bench``)."""
-    parser = _OneLineErrors(prog=prog, description=DESCRIPTION, epilog=EPILOG,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = OneLineErrorParser(prog=prog, description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     return add_arguments(parser)
 
 

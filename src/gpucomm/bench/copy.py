@@ -46,6 +46,7 @@ import time
 from typing import IO, Iterable
 
 from gpucomm import GpucommError
+from gpucomm.cliutil import int_arg
 from gpucomm.units import format_size, parse_size, to_gb_per_s
 
 #: Every kind of copy, with what it measures.
@@ -523,35 +524,23 @@ EPILOG = """examples:
   gpucomm copybw --kinds host_torch,host_numpy     host memory only"""
 
 
-def _int(name: str, minimum: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} {text!r} is not an integer: expected an integer >= {minimum}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{name} {value} is out of range: expected an integer >= {minimum}")
-        return value
-    return parse
-
-
 def add_copy_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``copybw`` flags to ``parser``."""
     parser.add_argument("-b", "--min-bytes", default="4KiB", metavar="SIZE",
                         help="smallest copy: bytes or with a unit, e.g. 4096, 4KiB, 1M (default 4KiB)")
     parser.add_argument("-e", "--max-bytes", default="64MiB", metavar="SIZE", help="largest copy (default 64MiB)")
-    parser.add_argument("-f", "--step-factor", type=_int("step factor -f", 2), default=4, metavar="INT",
+    parser.add_argument("-f", "--step-factor", type=int_arg("step factor -f", 2), default=4, metavar="INT",
                         help="integer factor between sizes, >= 2 (default 4)")
-    parser.add_argument("-n", "--iters", type=_int("iterations -n", 1), default=20, metavar="INT",
+    parser.add_argument("-n", "--iters", type=int_arg("iterations -n", 1), default=20, metavar="INT",
                         help="timed copies per block (default 20)")
-    parser.add_argument("-w", "--warmup-iters", type=_int("warm-up iterations -w", 0), default=5, metavar="INT",
+    parser.add_argument("-w", "--warmup-iters", type=int_arg("warm-up iterations -w", 0), default=5, metavar="INT",
                         help="untimed copies per size (default 5)")
-    parser.add_argument("--blocks", type=_int("timed blocks --blocks", 1), default=3, metavar="INT",
+    parser.add_argument("--blocks", type=int_arg("timed blocks --blocks", 1), default=3, metavar="INT",
                         help="timed blocks per size; the median block is reported (default 3)")
     parser.add_argument("--kinds", default=None, metavar="LIST",
                         help="comma-separated kinds: " + ", ".join(COPY_KINDS)
                              + " (default: every kind this machine can run)")
-    parser.add_argument("--device", type=_int("device", 0), default=0, metavar="INT",
+    parser.add_argument("--device", type=int_arg("device", 0), default=0, metavar="INT",
                         help="GPU for host/device copies (default 0)")
     parser.add_argument("--out", default=None, metavar="FILE", help="JSON-lines results file (default: none)")
     return parser
