@@ -14,11 +14,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from gpucomm import GpucommError
+from gpucomm.planning import LLAMA3_MFU, training_compute_s
 from gpucomm.plots.calculators.inputs import (
     FigureUpdate, apply_update, check_inputs, dtype_choices, get_interconnect, gpu_choices, interconnect_choices,
     model_choices, network_choices, param, step_args,
 )
-from gpucomm.training import STRATEGIES, model_params, step_comm
+from gpucomm.training import STRATEGIES, step_comm
 from gpucomm.units import format_time
 
 __all__ = ["TrainingInputs", "step_compute_s", "training_results", "training_figure", "training_update",
@@ -30,56 +31,16 @@ LLAMA3_MFU_URL = "https://arxiv.org/abs/2407.21783"
 """The Llama 3 Herd of Models, Table 4: 38-43 % BF16 model FLOP utilisation on 8K-16K H100s (the default MFU)."""
 
 
-def step_compute_s(model: str, *, gpu: str, num_gpus: int, tokens: int, mfu: float = 0.4) -> float:
-    """Compute time of one training step in s: ``6 x params x tokens / (num_gpus x peak x mfu)``.
-
-    Parameters
-    ----------
-    model : str
-        Model preset (parameters from :func:`gpucomm.training.model_params`).
-    gpu : str
-        Catalog GPU; its dense BF16 (else FP16) FLOP/s is the peak.
-    num_gpus : int
-        GPUs sharing the work evenly, >= 1.
-    tokens : int
-        Tokens per step (global batch), >= 1.
-    mfu : float
-        Model FLOP utilisation, in (0, 1].
-
-    Returns
-    -------
-    float
-        Seconds.
-
-    Raises
-    ------
-    GpucommError
-        Unknown model or GPU, a GPU without FLOP/s, counts below 1, ``mfu`` outside (0, 1].
-
-    Notes
-    -----
-    6 FLOP per parameter per token, forward and backward (Kaplan et al., "Scaling Laws for Neural
-    Language Models", arXiv:2001.08361, sec. 2.1); MFU as defined by Chowdhery et al. (PaLM,
-    arXiv:2204.02311, appendix B). Attention FLOPs and pipeline bubbles are left out.
+def step_compute_s(model: str, *, gpu: str, num_gpus: int, tokens: int, mfu: float = LLAMA3_MFU) -> float:
+    """Compute time of one training step in s: :func:`gpucomm.planning.training_compute_s` (6 FLOP per
+    parameter per token at a model FLOP utilisation), named as the calculator's inputs are.
 
     Examples
     --------
-    >>> round(step_compute_s("llama-3-8b", gpu="h100_sxm5", num_gpus=8, tokens=4 * 2**20), 1)
+    >>> round(step_compute_s("llama-3-8b", gpu="h100_sxm5", num_gpus=8, tokens=4 * 2**20, mfu=0.4), 1)
     63.8
     """
-    from gpucomm.hardware import get_gpu
-
-    spec = get_gpu(gpu)
-    peak = spec.dense_bf16_flops_per_s or spec.dense_fp16_flops_per_s
-    if not peak:
-        raise GpucommError(f"GPU {gpu!r} has no FLOP/s in the catalog: expected one of "
-                           + ", ".join(k for _, k in gpu_choices()))
-    for name, value in (("number of GPUs", num_gpus), ("tokens", tokens)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
-    if not 0 < mfu <= 1:
-        raise GpucommError(f"MFU {mfu!r} is not valid: expected a fraction in (0, 1]")
-    return 6 * model_params(model) * tokens / (num_gpus * peak * mfu)
+    return training_compute_s(model, gpu=gpu, num_gpus=num_gpus, global_batch_tokens=tokens, mfu=mfu)
 
 
 @dataclass(frozen=True)
