@@ -195,3 +195,15 @@ def test_rhd_needs_a_power_of_two():
                                              ("nvlink5", 6, "nvls")])
 def test_auto_picks_nvls_only_from_the_gpu_count_nccl_does(link, n, expected):
     assert collective_cost("all_reduce", 2**30, num_ranks=n, link=link).algorithm == expected
+
+
+def test_bridged_pairs_collapse_to_pcie_when_the_ring_leaves_the_pair():
+    from gpucomm.validation import _bridge
+
+    bridge = _bridge("a40")
+    two = collective_cost("all_reduce", 2**30, num_ranks=2, link=bridge, topology="pairs")
+    four = collective_cost("all_reduce", 2**30, num_ranks=4, link=bridge, topology="pairs", pcie_link="pcie4")
+    assert two.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s(bridge), rel=0.01)
+    assert four.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s("pcie4"), rel=0.01)
+    with pytest.raises(GpucommError, match="pcie link"):
+        collective_cost("all_reduce", 2**20, num_ranks=4, link=bridge, topology="pairs", pcie_link="nvlink3")

@@ -50,7 +50,7 @@ from gpucomm.hardware import calibration as cal
 
 ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical")
 PROTOCOLS = ("LL", "Simple")
-TOPOLOGIES = ("switch", "mesh")
+TOPOLOGIES = ("switch", "mesh", "pairs")
 NCCL_ALGORITHMS = ("ring", "nvls", "hierarchical")
 """What ``auto`` chooses from: the algorithms NCCL itself uses for these cases. NCCL's tree is a
 double binary tree *across nodes*; inside a node it is a chain (same steps as the ring, twice the
@@ -80,10 +80,15 @@ class Fabric:
         Each GPU's intra-node link (catalog entry).
     p2p : bool
         False: P2P disabled or unsupported, transfers staged through host memory (PCIe only).
-    topology : {"switch", "mesh"}
+    topology : {"switch", "mesh", "pairs"}
         ``switch``: every GPU reaches every other at its full bandwidth (NVSwitch, or a PCIe
         tree for a ring). ``mesh``: direct point-to-point links, each GPU's bandwidth split
         evenly over its ``mesh_size - 1`` peers, as in the seeds' "P2P vs NVSwitch" table.
+        ``pairs``: NVLink bridges join GPUs two by two (A40, RTX 3090, A100/H100 PCIe); a
+        collective over more than 2 GPUs runs its ring through ``pcie_link`` between pairs,
+        and the slowest hop sets the ring's pace.
+    pcie_link : str
+        For ``pairs``: the PCIe link the ring crosses between bridged pairs.
     mesh_size : int
         GPUs wired in the mesh (for ``mesh``), whether or not all take part.
     num_nodes : int
@@ -105,6 +110,7 @@ class Fabric:
     network: str | None = None
     nics_per_node: int | None = None
     gpus_per_uplink: int = 1
+    pcie_link: str = "pcie4"
 
     @property
     def nvls_capable(self) -> bool:
@@ -114,7 +120,7 @@ class Fabric:
 
 def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch", mesh_size: int = 8,
                 num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
-                gpus_per_uplink: int = 1) -> Fabric:
+                gpus_per_uplink: int = 1, pcie_link: str = "pcie4") -> Fabric:
     """Validate and build a :class:`Fabric`.
 
     Raises
@@ -143,7 +149,10 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
     if gpus_per_uplink > 1 and p2p:
         raise GpucommError(f"{gpus_per_uplink} GPUs per uplink only matters when traffic is staged through the host: "
                            "expected p2p=False (--no-p2p) or 1")
-    return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink)
+    if topology == "pairs" and get_link(pcie_link).kind != "pcie":
+        raise GpucommError(f"pcie link {pcie_link!r} for bridged pairs: expected one of pcie3, pcie4, pcie5, pcie6")
+    return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink,
+                  get_link(pcie_link).key)
 
 
 def _network_bw(key: str) -> float:
@@ -208,6 +217,9 @@ def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
         if num_ranks > fabric.mesh_size:
             raise GpucommError(f"{num_ranks} GPUs do not fit a mesh of {fabric.mesh_size}: expected at most {fabric.mesh_size}")
         bw *= max(num_ranks - 1, 1) / (fabric.mesh_size - 1)
+    if fabric.topology == "pairs" and num_ranks > 2:
+        # the ring leaves each bridged pair over PCIe: the NVLink pairs collapse to the PCIe rate
+        bw = min(bw, effective_bw_bytes_per_s(fabric.pcie_link))
     return bw / min(fabric.gpus_per_uplink, num_ranks)
 
 
@@ -377,7 +389,8 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
     intra-node all-gather, pipelined (NCCL streams chunks, so the slower stage sets the pace)."""
     nodes = fabric.num_nodes
     g = n // nodes
-    intra = Fabric(fabric.link, fabric.p2p, fabric.topology, fabric.mesh_size, gpus_per_uplink=fabric.gpus_per_uplink)
+    intra = Fabric(fabric.link, fabric.p2p, fabric.topology, fabric.mesh_size, gpus_per_uplink=fabric.gpus_per_uplink,
+                   pcie_link=fabric.pcie_link)
     if g > 1:
         _, p_rs, lat_rs, tr_rs = _single_node_cost("reduce_scatter", size, g, intra, "ring", protocol)
     else:
@@ -403,7 +416,7 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: str | Link, p2p: bool = True,
                     algorithm: str = "auto", protocol: str = "auto", topology: str = "switch", mesh_size: int = 8,
                     num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
-                    gpus_per_uplink: int = 1) -> CollectiveCost:
+                    gpus_per_uplink: int = 1, pcie_link: str = "pcie4") -> CollectiveCost:
     """Predict time, algbw and busbw of one collective.
 
     Parameters
@@ -424,7 +437,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
         that apply (NVLS only behind NVLink 4+ switches; hierarchical only across nodes).
     protocol : {"auto", "LL", "Simple"}
         ``auto`` takes the cheaper, as NCCL's tuner does.
-    topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink
+    topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink, pcie_link
         See :class:`Fabric`.
 
     Returns
@@ -459,7 +472,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     if protocol != "auto" and protocol not in PROTOCOLS:
         raise GpucommError(f"unknown protocol {protocol!r}: expected auto or one of {', '.join(PROTOCOLS)}")
     fabric = make_fabric(link, p2p=p2p, topology=topology, mesh_size=mesh_size, num_nodes=num_nodes, network=network,
-                         nics_per_node=nics_per_node, gpus_per_uplink=gpus_per_uplink)
+                         nics_per_node=nics_per_node, gpus_per_uplink=gpus_per_uplink, pcie_link=pcie_link)
     if n % fabric.num_nodes:
         raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
     if algorithm != "auto" and algorithm not in ALGORITHMS_FOR[collective]:
