@@ -70,7 +70,9 @@ def parse_size(text: str | int | float) -> int:
         value, unit = float(match.group(1)), match.group(2).upper()
         if unit not in _SIZE_UNITS:
             raise GpucommError(f"size {text!r} has unknown unit {match.group(2)!r}: expected {ACCEPTED_SIZE_FORMS}")
-    if str(text).strip().startswith("-") or not math.isfinite(value) or value <= 0:
+    if not math.isfinite(value):
+        raise GpucommError(f"size {text!r} is not a finite number: expected {ACCEPTED_SIZE_FORMS}")
+    if str(text).strip().startswith("-") or value <= 0:
         raise GpucommError(f"size {text!r} must be positive: expected {ACCEPTED_SIZE_FORMS}")
     scaled = value * _SIZE_UNITS[unit]
     if not math.isfinite(scaled) or scaled > 2**62:
