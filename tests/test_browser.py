@@ -206,7 +206,8 @@ def screenshot(page, rel: str) -> Path:
     page.wait_for_timeout(100)
     path = SHOTS / (re.sub(r"[^\w.-]+", "_", rel[:-5]) + ".png")
     height = min(page.evaluate("() => document.documentElement.scrollHeight"), MAX_SHOT_HEIGHT_PX)
-    page.screenshot(path=str(path), full_page=True,
+    # A long page on a busy 2-core machine can take more than playwright's default 30 s to paint.
+    page.screenshot(path=str(path), full_page=True, timeout=180_000,
                     clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height})
     return path
 
