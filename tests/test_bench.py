@@ -205,8 +205,25 @@ def test_timed_iterations_shrink_only_when_asked():
     assert results.num_wrong == 0
 
 
-def test_a_failing_rank_stops_the_run_with_its_message():
-    # 1 PiB does not fit anywhere: rank 0's allocation fails, the launcher reports it in one line.
+def test_sizes_larger_than_free_memory_are_refused_before_any_rank_starts():
+    with pytest.raises(GpucommError, match=r"^maximum size -e 1\.02e\+03 TiB needs about .* of host memory .* "
+                                           r"expected -e at most") as info:
+        run_sweep(num_ranks=2, min_bytes=2**50, max_bytes=2**50, iters=1, warmup_iters=0, backend="gloo",
+                  print_table=False)
+    assert "\n" not in str(info.value)
+
+
+def test_too_many_gloo_ranks_for_the_cores_are_refused():
+    with pytest.raises(GpucommError, match=r"^1000 gloo ranks on \d+ CPU cores: expected at most \d+"):
+        run_sweep(num_ranks=1000, max_bytes=8, iters=1, warmup_iters=0, backend="gloo", print_table=False)
+
+
+def test_a_failing_rank_stops_the_run_with_its_message(monkeypatch):
+    # Skip the launcher's memory check: 1 PiB then reaches rank 0, whose allocation fails; the
+    # launcher reports it in one line, with the rank.
+    import gpucomm.bench.launch as launch
+
+    monkeypatch.setattr(launch, "_check_resources", lambda *args: None)
     with pytest.raises(GpucommError, match=r"^rank \d: size 1125899906842624 B \(.*\) does not fit in cpu memory: expected a smaller -e") as info:
         run_sweep(num_ranks=2, min_bytes=2**50, max_bytes=2**50, iters=1, warmup_iters=0, backend="gloo",
                   print_table=False)

@@ -470,6 +470,14 @@ def measure_copy_bandwidth(kinds: Iterable[str] | str | None = None, *, min_byte
     if gpus and device >= gpus:
         raise GpucommError(f"device {device} is not valid: expected 0 to {gpus - 1}")
     sizes = copy_sizes(min_bytes, max_bytes, step_factor)
+    from gpucomm.bench.resources import available_device_bytes, available_host_bytes, check_fits_memory
+
+    largest = max(sizes)
+    check_fits_memory(2 * largest, where="host memory", available_bytes=available_host_bytes(), flag="-e",
+                      max_bytes=largest, copies=2)  # source and destination
+    if gpus:
+        check_fits_memory(2 * largest, where=f"GPU {device}", available_bytes=available_device_bytes(device), flag="-e",
+                          max_bytes=largest, copies=2)
     meta = copy_metadata(kinds, iters=iters, warmup_iters=warmup_iters, blocks=blocks, device=device)
     results = CopyResults(meta=meta)
     stream = stream if stream is not None else sys.stdout

@@ -322,6 +322,11 @@ def fit_main(args: argparse.Namespace) -> int:
 
     try:
         results = read_results(args.results)
+        for number, record in enumerate(results, start=1):
+            missing = [key for key in ("msg_bytes", "time_s") if key not in record]
+            if missing:
+                raise GpucommError(f"results file {args.results!r} record {number} has no {', '.join(missing)}: "
+                                   "expected records written by gpucomm bench or gpucomm parse")
         report = fit_regions(results, max_rms=args.max_rms)
         comparison = None
         if args.link:

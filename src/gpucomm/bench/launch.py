@@ -158,7 +158,8 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
     env = _check_env(env)
     from gpucomm.bench.runner import resolve_backend
 
-    resolve_backend(config.backend, num_ranks, config.dtype, config.collective)  # fail here, before any process starts
+    backend, _ = resolve_backend(config.backend, num_ranks, config.dtype, config.collective)  # fail before any start
+    _check_resources(config, num_ranks, backend)
     ctx = mp.get_context("spawn")
     messages = ctx.Queue()
     port = free_port()
@@ -231,6 +232,22 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
     if reporter:
         reporter.finish(results, out=config.out)
     return results
+
+
+def _check_resources(config: SweepConfig, num_ranks: int, backend: str) -> None:
+    """Ranks and the largest buffers must fit this machine (checked before any process starts)."""
+    from gpucomm.bench.resources import (available_device_bytes, available_host_bytes, check_fits_memory,
+                                         check_local_ranks)
+
+    check_local_ranks(num_ranks, backend)
+    largest = max(size for size, _ in config.sizes(num_ranks))
+    copies = 3  # send buffer, receive buffer, and the expected values of the correctness pass
+    if backend == "gloo":  # every rank lives in this host's memory
+        check_fits_memory(copies * largest * num_ranks, where="host memory", available_bytes=available_host_bytes(),
+                          flag="-e", max_bytes=largest, copies=copies * num_ranks)
+    else:  # one rank per GPU; device 0 stands for all
+        check_fits_memory(copies * largest, where="GPU 0", available_bytes=available_device_bytes(0), flag="-e",
+                          max_bytes=largest, copies=copies)
 
 
 def _check_env(env) -> dict[str, str]:

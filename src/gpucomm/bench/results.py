@@ -194,9 +194,12 @@ class ResultsWriter:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        if self.path.parent and not self.path.parent.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = open(self.path, "w", encoding="utf-8")
+        try:
+            if self.path.parent and not self.path.parent.exists():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file: IO[str] | None = open(self.path, "w", encoding="utf-8")
+        except OSError as exc:
+            raise GpucommError(f"results file {str(self.path)!r} cannot be written: {exc.strerror}") from None
 
     def write(self, record: dict) -> None:
         """Append one record and ``os.fsync`` it, so a crash after this call keeps it."""
@@ -244,6 +247,9 @@ def read_results(path: str | os.PathLike) -> SweepResults:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise GpucommError(f"results file {str(path)!r} cannot be read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise GpucommError(f"results file {str(path)!r} is not text: expected JSON lines written by gpucomm bench "
+                           "or gpucomm parse") from None
     lines = text.split("\n")
     if lines and lines[-1] != "":
         lines = lines[:-1]  # truncated by an interruption mid-write
