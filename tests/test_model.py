@@ -19,14 +19,14 @@ SEED_PCIE_US = 11369
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("8", 8), ("64MiB", 64 * MiB), ("64mib", 64 * MiB), ("1GB", 10**9), ("1.5KiB", 1536), ("128M", 128 * MiB),
+    ("8", 8), ("64MiB", 64 * MiB), ("64MIB", 64 * MiB), ("1GB", 10**9), ("1.5KiB", 1536), ("128M", 128 * MiB),
     ("2 GiB", 2 * 1024**3), ("1e3", 1000), (4096, 4096),
 ])
 def test_parse_size_accepts_binary_and_decimal_units(text, expected):
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize("bad", ["", "-5MiB", "0", "abc", "5XB", "1..2MB", "nan", "inf", -3, 0, True, "0.1B"])
+@pytest.mark.parametrize("bad", ["", "-5MiB", "0", "abc", "5XB", "1..2MB", "nan", "inf", -3, 0, True, "0.1B", "64Mb", "8b", "64mib", "1.5B", 2.5, "1e400"])
 def test_parse_size_refuses_bad_input_naming_the_value(bad):
     with pytest.raises(GpucommError) as err:
         parse_size(bad)

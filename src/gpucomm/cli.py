@@ -150,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     cost = sub.add_parser("cost", help="predict time, algbw and busbw of one collective")
     cost.add_argument("collective", help=f"one of {', '.join(COLLECTIVES)}")
     cost.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
-    cost.add_argument("--gpus", type=int_arg("number of GPUs", 1), required=True, help="GPUs taking part (>= 1)")
+    cost.add_argument("--gpus", type=int_arg("number of GPUs", 2), required=True,
+                      help="GPUs taking part, all nodes together (>= 2: one GPU has nothing to exchange)")
     cost.add_argument("--size", type=size_arg, required=True, help="message size, e.g. 64MiB, 1GB, 8 (bytes)")
     cost.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
     cost.add_argument("--algo", default="auto", help=f"algorithm: one of {', '.join(ALGORITHMS)} (default auto, as NCCL)")

@@ -130,6 +130,8 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
         several nodes without a network; nodes or NICs below 1.
     """
     link = get_link(link)
+    if not isinstance(p2p, bool):
+        raise GpucommError(f"p2p {p2p!r} is not valid: expected True or False")
     if not p2p and link.kind != "pcie":
         raise GpucommError(
             f"p2p=False (no P2P) with link {link.key!r}: without P2P, traffic leaves NVLink and is staged through host "
@@ -260,8 +262,10 @@ class CollectiveCost:
 
 
 def _check_msg_bytes(msg_bytes) -> int:
-    if isinstance(msg_bytes, bool) or not isinstance(msg_bytes, (int, float)) or not 1 <= msg_bytes <= MAX_MSG_BYTES:
-        raise GpucommError(f"message size {msg_bytes!r} bytes is not valid: expected 1 to {MAX_MSG_BYTES} bytes")
+    if (isinstance(msg_bytes, bool) or not isinstance(msg_bytes, (int, float)) or not 1 <= msg_bytes <= MAX_MSG_BYTES
+            or msg_bytes != int(msg_bytes)):
+        raise GpucommError(f"message size {msg_bytes!r} bytes is not valid: expected a whole number of bytes "
+                           f"from 1 to {MAX_MSG_BYTES} (1 PiB)")
     return int(msg_bytes)
 
 

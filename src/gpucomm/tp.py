@@ -64,6 +64,26 @@ def dtype_bytes(dtype: str) -> int:
     return DTYPE_BYTES[dtype]
 
 
+def check_tp_size(model: str | ModelConfig, tp_size: int) -> int:
+    """Return ``tp_size`` if it splits the model's attention heads evenly, else raise.
+
+    Megatron-LM splits attention by heads, so the TP degree must divide ``num_attention_heads``
+    (and the KV heads are split, or replicated when there are fewer than ``tp_size``).
+
+    Raises
+    ------
+    GpucommError
+        If ``tp_size`` is not a positive integer dividing the heads; the message lists valid degrees.
+    """
+    cfg = get_model(model)
+    divisors = [d for d in range(1, cfg.num_attention_heads + 1) if cfg.num_attention_heads % d == 0
+                and cfg.num_key_value_heads % min(d, cfg.num_key_value_heads) == 0]
+    if isinstance(tp_size, bool) or not isinstance(tp_size, int) or tp_size not in divisors:
+        raise GpucommError(f"TP degree {tp_size!r} does not divide the {cfg.num_attention_heads} attention heads of "
+                           f"{cfg.key}: expected one of {', '.join(map(str, divisors))}")
+    return tp_size
+
+
 def tp_all_reduce_bytes(num_tokens: int, hidden_size: int, *, dtype: str = "fp16") -> int:
     """Size in bytes of one TP all_reduce: the activations ``num_tokens x hidden_size``.
 
@@ -146,6 +166,7 @@ def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, 
     (160, 64)
     """
     cfg = get_model(model)
+    check_tp_size(cfg, tp_size)
     msg = tp_all_reduce_bytes(num_tokens, cfg.hidden_size, dtype=dtype)
     cost = collective_cost("all_reduce", msg, num_ranks=tp_size, link=link, p2p=p2p, **fabric)
     count = ALL_REDUCES_PER_LAYER_FORWARD * cfg.num_layers
@@ -277,9 +298,7 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
     for name, value in (("TP degree", tp_size), ("batch", batch), ("prompt length", prompt_len)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
-    if cfg.num_attention_heads % tp_size or cfg.num_key_value_heads % min(tp_size, cfg.num_key_value_heads):
-        raise GpucommError(f"TP degree {tp_size} does not divide the {cfg.num_attention_heads} attention heads of "
-                           f"{cfg.key}: expected a divisor such as 1, 2, 4, 8")
+    check_tp_size(cfg, tp_size)
     context = prompt_len if context_len is None else context_len
     tokens = batch * prompt_len if phase == "prefill" else batch
     attn_context = prompt_len if phase == "prefill" else context

@@ -38,7 +38,7 @@ def parse_size(text: str | int | float) -> int:
     text : str or int or float
         The size. Binary units (KiB, MiB, GiB and the nccl-tests letters K, M, G)
         are powers of 1024; decimal units (KB, MB, GB) are powers of 1000.
-        Units are case-insensitive.
+        Units are case-insensitive, except that a final lowercase ``b`` (bits) is refused.
 
     Returns
     -------
@@ -68,6 +68,10 @@ def parse_size(text: str | int | float) -> int:
         if not match:
             raise GpucommError(f"size {text!r} is not valid: expected {ACCEPTED_SIZE_FORMS}")
         value, unit = float(match.group(1)), match.group(2).upper()
+        if match.group(2).endswith("b"):
+            # a lowercase b is a bit (Gb/s vs GB/s): refuse rather than read 64Mb as 64 MB
+            raise GpucommError(f"size {text!r} ends in 'b', which means bits: sizes are in bytes, "
+                               f"expected {ACCEPTED_SIZE_FORMS}")
         if unit not in _SIZE_UNITS:
             raise GpucommError(f"size {text!r} has unknown unit {match.group(2)!r}: expected {ACCEPTED_SIZE_FORMS}")
     if not math.isfinite(value):
@@ -77,7 +81,9 @@ def parse_size(text: str | int | float) -> int:
     scaled = value * _SIZE_UNITS[unit]
     if not math.isfinite(scaled) or scaled > 2**62:
         raise GpucommError(f"size {text!r} is too large: expected {ACCEPTED_SIZE_FORMS}, at most 4 EiB")
-    size = int(round(scaled))
+    if scaled != int(scaled):
+        raise GpucommError(f"size {text!r} is not a whole number of bytes ({scaled:g} B): expected {ACCEPTED_SIZE_FORMS}")
+    size = int(scaled)
     if size < 1:
         raise GpucommError(f"size {text!r} is below one byte: expected {ACCEPTED_SIZE_FORMS}")
     return size
