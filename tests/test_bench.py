@@ -124,12 +124,15 @@ def test_cli_bad_input_exits_2_with_one_line(capsys):
     assert proc.stderr.strip() == ("gpucomm bench: error: minimum size -b 1048576 B (1 MiB) is larger than maximum "
                                    "size -e 8 B (8 B): expected -b <= -e")
     for args, match in [(["-f", "1"], "step factor -f 1"),
-                        (["--ranks", "0"], "number of GPUs/ranks 0"),
+                        (["--ranks", "0"], "number of ranks --ranks 0"),
+                        (["-f", "1.5"], "step factor -f '1.5' is not an integer"),
                         (["-n", "0"], "iterations -n 0"),
                         (["-d", "bfloat16", "--backend", "gloo"], "bfloat16 is not supported on gloo")]:
         assert main([*args, "--no-out"]) == 2
         lines = capsys.readouterr().err.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("gpucomm bench: error: ") and match in lines[0], lines
+        # argparse errors carry the standalone parser's name, validation errors the command's
+        assert len(lines) == 1 and lines[0].split(": error: ")[0] in ("gpucomm bench", "python -m gpucomm.bench"), lines
+        assert match in lines[0], lines
 
 
 def test_gpucomm_cli_registers_bench_without_importing_torch():

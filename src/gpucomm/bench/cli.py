@@ -18,7 +18,7 @@ import sys
 import threading
 
 from gpucomm import GpucommError
-from gpucomm.cliutil import OneLineErrorParser
+from gpucomm.cliutil import OneLineErrorParser, int_arg
 from gpucomm.bench.config import BENCH_COLLECTIVES, DEFAULT_TIMEOUT_S, DTYPE_BYTES, REDOPS, SweepConfig
 
 DESCRIPTION = """Measure a collective over message sizes, like nccl-tests: prints size, count, type,
@@ -37,14 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                              "as nccl-tests): bytes or with a unit, e.g. 8, 1KiB, 128M (default 8)")
     parser.add_argument("-e", "--max-bytes", default="64MiB", metavar="SIZE",
                         help="largest message size per rank (default 64MiB)")
-    parser.add_argument("-f", "--step-factor", type=int, default=2, metavar="INT",
+    parser.add_argument("-f", "--step-factor", type=int_arg("step factor -f", 2), default=2, metavar="INT",
                         help="integer factor between sizes, >= 2 (default 2)")
-    parser.add_argument("-n", "--iters", type=int, default=20, metavar="INT",
+    parser.add_argument("-n", "--iters", type=int_arg("iterations -n", 1), default=20, metavar="INT",
                         help="timed iterations per size (default 20)")
-    parser.add_argument("--blocks", type=int, default=1, metavar="INT",
+    parser.add_argument("--blocks", type=int_arg("timed blocks --blocks", 1), default=1, metavar="INT",
                         help="timed blocks of -n iterations per size; the median block is reported "
                              "(default 1, as nccl-tests; more resists stalls on shared CPUs)")
-    parser.add_argument("-w", "--warmup-iters", type=int, default=5, metavar="INT",
+    parser.add_argument("-w", "--warmup-iters", type=int_arg("warm-up iterations -w", 0), default=5, metavar="INT",
                         help="warm-up iterations per size, untimed (default 5)")
     parser.add_argument("-c", "--check", type=int, default=1, metavar="0|1",
                         help="1: count wrong elements in a separate pass with exact inputs (default 1)")
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                              "reduce_scatter needs nccl; send_recv is a ping-pong between ranks 0 and 1, one-way time)")
     parser.add_argument("--backend", default="auto", metavar="NAME",
                         help="auto (NCCL with one GPU per rank if enough GPUs, else gloo on CPU), nccl or gloo")
-    parser.add_argument("--ranks", type=int, default=None, metavar="N",
+    parser.add_argument("--ranks", type=int_arg("number of ranks --ranks", 1), default=None, metavar="N",
                         help="local ranks to start (default: the number of GPUs, or 2 without GPUs); "
                              "not used under torchrun")
     out = parser.add_mutually_exclusive_group()
@@ -182,5 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m gpucomm.bench``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a bad flag: argparse printed its one line; report the status, as the command does
+        return int(exc.code or 0)
     return bench_main(args, argv=["python", "-m", "gpucomm.bench", *argv])
