@@ -82,3 +82,14 @@ def test_training_refuses_bad_input(kwargs):
 
 def test_layer_params_70b():
     assert layer_params("llama-3-70b") == 8192 * (8192 + 2 * 1024) + 8192 * 8192 + 3 * 8192 * 28672
+
+
+@pytest.mark.parametrize("gpu,link,needle", [("h100_sxm5", "nvlink3", "NVLink 4"), ("rtx_4090", "nvlink4", "no NVLink")])
+def test_tp_step_refuses_a_link_the_gpu_does_not_have(gpu, link, needle):
+    with pytest.raises(GpucommError, match=needle):
+        tp_step("llama-3-8b", gpu=gpu, tp_size=2, link=link)
+
+
+def test_a_network_for_one_node_is_refused():
+    with pytest.raises(GpucommError, match="single node"):
+        collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink4", network="ib_ndr")

@@ -37,11 +37,13 @@ def _print_table(title: str, rows: list[tuple[str, str]]) -> None:
 
 
 def _cmd_cost(args) -> int:
+    if args.pcie_link is not None and args.topology != "pairs":
+        raise GpucommError(f"--pcie-link {args.pcie_link} only applies to bridged pairs: expected --topology pairs")
     cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, link=args.link, p2p=not args.no_p2p,
                            protocol=args.protocol, algorithm=args.algo, topology=args.topology,
                            mesh_size=args.mesh_size, num_nodes=args.nodes, network=args.network,
                            nics_per_node=args.nics_per_node, gpus_per_uplink=args.gpus_per_uplink,
-                           pcie_link=args.pcie_link)
+                           pcie_link=args.pcie_link or "pcie4")
     if args.json:
         print(json.dumps(cost.as_dict()))
         return 0
@@ -158,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--protocol", default="auto", help="auto (default), LL or Simple")
     cost.add_argument("--topology", default="switch",
                       help="switch (NVSwitch or PCIe tree, default), mesh (point-to-point) or pairs (NVLink bridges)")
-    cost.add_argument("--pcie-link", default="pcie4", help="with --topology pairs: the PCIe link between pairs")
+    cost.add_argument("--pcie-link", default=None, help="with --topology pairs: the PCIe link between pairs (default pcie4)")
     cost.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh (default 8)")
     cost.add_argument("--gpus-per-uplink", type=int_arg("GPUs per uplink", 1), default=1,
                       help="with --no-p2p: GPUs sharing one PCIe uplink to the host (2 in a DGX A100)")

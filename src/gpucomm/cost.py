@@ -141,6 +141,9 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
     if topology == "mesh":
         check_num_ranks(mesh_size, minimum=2, maximum=1024)
     check_num_ranks(num_nodes, maximum=100_000)
+    if num_nodes == 1 and (network is not None or nics_per_node is not None):
+        raise GpucommError(f"network {network!r} / NICs per node {nics_per_node!r} given for a single node: "
+                           "expected num_nodes (--nodes) of 2 or more, or no network")
     if num_nodes > 1:
         if network is None:
             raise GpucommError(f"{num_nodes} nodes need a network: expected --network with one of the scale-out links")

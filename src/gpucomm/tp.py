@@ -299,6 +299,7 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
     check_tp_size(cfg, tp_size)
+    _check_gpu_link(spec, link)
     context = prompt_len if context_len is None else context_len
     tokens = batch * prompt_len if phase == "prefill" else batch
     attn_context = prompt_len if phase == "prefill" else context
@@ -323,6 +324,18 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
     return TPStep(cfg.key, spec.key, tp_size, phase, batch, tokens, context, compute_s, t_mem >= t_flops, comm_s, msg,
                   ar, step_s, comm_s / (compute_s + comm_s), per_user, tokens / step_s / tp_size, held,
                   spec.mem_bytes is not None and held <= spec.mem_bytes)
+
+
+def _check_gpu_link(spec, link: str | Link) -> None:
+    """An NVLink catalog link must be the GPU's own generation (H100 SXM5 has NVLink 4, not 3)."""
+    from gpucomm.hardware import get_link
+
+    key = get_link(link).key
+    if key.startswith("nvlink") and key[6:].isdigit() and spec.nvlink_gen is not None and int(key[6:]) != spec.nvlink_gen:
+        raise GpucommError(f"link {key!r} with GPU {spec.key!r}, which has NVLink {spec.nvlink_gen}: expected "
+                           f"link nvlink{spec.nvlink_gen} or a PCIe link")
+    if key.startswith("nvlink") and spec.nvlink_gen is None:
+        raise GpucommError(f"link {key!r} with GPU {spec.key!r}, which has no NVLink: expected a PCIe link")
 
 
 def tp_speedup(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Link, **kwargs) -> float:
