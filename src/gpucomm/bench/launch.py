@@ -158,6 +158,11 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
     env = _check_env(env)
     from gpucomm.bench.runner import resolve_backend
 
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if isinstance(main_file, str) and main_file.startswith("<"):
+        # spawn re-runs the main module in every rank: a program read from stdin cannot be re-run
+        raise GpucommError(f"cannot start ranks from a program read from {main_file}: expected a script file, "
+                           "a notebook, or `gpucomm bench --ranks N`")
     backend, _ = resolve_backend(config.backend, num_ranks, config.dtype, config.collective)  # fail before any start
     _check_resources(config, num_ranks, backend)
     ctx = mp.get_context("spawn")
