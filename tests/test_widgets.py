@@ -316,3 +316,12 @@ def test_system_fabric_and_nodes():
 
 def test_compact_rounds_and_blanks():
     assert compact([1.23456, float("inf"), 3]) == [1.235, None, 3]
+
+
+def test_system_preset_greys_out_the_custom_link_controls():
+    from gpucomm.widgets.calculator import CUSTOM_ONLY, build_cost_widget
+
+    box = build_cost_widget(system="dgx_h100")
+    assert all(box.controls[n].disabled for n in CUSTOM_ONLY if n in box.controls)
+    box.controls["system"].value = "custom"
+    assert not any(box.controls[n].disabled for n in CUSTOM_ONLY if n in box.controls)

@@ -10,6 +10,8 @@ from gpucomm.widgets.controls import build_calculator
 
 ROWS = [["system", "collective", "algorithm", "protocol"], ["msg_bytes", "num_ranks", "num_nodes", "network"],
         ["link", "topology", "mesh_size", "p2p"], ["compare"]]
+CUSTOM_ONLY = ("link", "topology", "mesh_size", "p2p")
+"""Controls that only apply to ``system="custom"``; a catalog system sets them itself."""
 
 
 def build_cost_widget(**overrides) -> widgets.VBox:
@@ -37,4 +39,15 @@ def build_cost_widget(**overrides) -> widgets.VBox:
     if "link" in overrides and "system" not in overrides:
         overrides["system"] = "custom"
     inputs = check_inputs(CostInputs(**overrides))
-    return build_calculator(inputs, figure=collective_figure, update=collective_update, rows=ROWS)
+    box = build_calculator(inputs, figure=collective_figure, update=collective_update, rows=ROWS)
+
+    def grey_out_custom_controls(_change=None) -> None:
+        # a catalog system fixes link, topology and P2P: say so by disabling their controls
+        preset = box.controls["system"].value != "custom"
+        for name in CUSTOM_ONLY:
+            if name in box.controls:
+                box.controls[name].disabled = preset
+
+    box.controls["system"].observe(grey_out_custom_controls, names="value")
+    grey_out_custom_controls()
+    return box
