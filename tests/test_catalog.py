@@ -208,3 +208,10 @@ def test_catalog_modules_import_only_the_standard_library_and_gpucomm():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_nvlink_c2c_is_a_cpu_gpu_link_kept_out_of_the_gpu_to_gpu_links():
+    from gpucomm.hardware import LINKS, NVLINK_C2C
+
+    assert NVLINK_C2C.bw_bytes_per_s == 450e9 and NVLINK_C2C.bidir_marketing_bytes_per_s == 900e9
+    assert NVLINK_C2C.source.startswith("https://") and NVLINK_C2C.key not in LINKS

@@ -10,13 +10,13 @@ direction. Calibration factors (effective vs nominal bandwidth, protocol latenci
 """
 
 from gpucomm.hardware.gpus import GPU, GPUS, get_gpu
-from gpucomm.hardware.links import LINKS, Link, get_link, link_keys
+from gpucomm.hardware.links import LINKS, NVLINK_C2C, Link, get_link, link_keys
 from gpucomm.hardware.network import NETWORKS, NetworkLink, get_network
 from gpucomm.hardware.nvswitch import NVSWITCHES, SYSTEMS, NVSwitchGen, System, get_nvswitch, get_system
 from gpucomm.hardware.pcie import HOST_HOPS, PCIE_GENS, PCIeGen, get_host_hop, get_pcie_gen, pcie_bw_bytes_per_s
 
 __all__ = [
-    "LINKS", "Link", "get_link", "link_keys",
+    "LINKS", "NVLINK_C2C", "Link", "get_link", "link_keys",
     "GPU", "GPUS", "get_gpu",
     "NETWORKS", "NetworkLink", "get_network",
     "NVSWITCHES", "NVSwitchGen", "get_nvswitch", "SYSTEMS", "System", "get_system",

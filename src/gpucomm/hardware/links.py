@@ -95,6 +95,15 @@ LINKS: dict[str, Link] = {link.key: link for link in _LINK_LIST}
 """All links by key."""
 
 
+NVLINK_C2C = Link(
+    "nvlink_c2c", "NVLink-C2C (Grace Hopper: Grace CPU to H100/H200)", "c2c", 450 * GB, 900 * GB, 2023,
+    "https://developer.nvidia.com/blog/nvidia-grace-hopper-superchip-architecture-in-depth/",
+    "Chip-to-chip link between the Grace CPU and its GPU: 'memory coherent NVLink-C2C', 900 GB/s total, 450 GB/s per "
+    "direction (per-direction split [C] in a copy of the blog). It joins a GPU to its CPU, not GPUs to each other, so "
+    "it is kept out of LINKS (the collective cost model's GPU-to-GPU links). Compare PCIe 5.0 x16: 63 GB/s per direction.")
+"""The CPU-GPU link of Grace Hopper (hardware-coherent, unlike NVLink between GPUs)."""
+
+
 def link_keys() -> tuple[str, ...]:
     """Keys of every link in the catalog, in catalog order."""
     return tuple(LINKS)
