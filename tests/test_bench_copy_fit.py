@@ -229,10 +229,12 @@ def test_fit_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
     path = synthetic_results(tmp_path)
     for argv, match in [([str(tmp_path / "missing.jsonl")], "cannot be read"),
                         ([str(path), "--link", "nvlink9"], "unknown link"),
-                        ([str(path), "--gpus", "8"], "expected --link too")]:
+                        ([str(path), "--gpus", "8"], "expected --link too"),
+                        ([str(path), "--plot", str(tmp_path / "fit.png")], "ending in .html")]:
         assert fit_cli(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("gpucomm fit: error: ") and match in err[0], err
+    assert not (tmp_path / "fit.png").exists()
     assert math.isfinite(fit_regions([json.loads(line) for line in path.read_text().splitlines()]).single.alpha_s)
 
 

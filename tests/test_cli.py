@@ -57,6 +57,31 @@ def test_bad_input_exits_nonzero_with_one_clear_line(args, needle):
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize("args,needle", [
+    (["cost", "all_reduce", "--link", "nvlink4", "--gpus", "4", "--size", "1MiB", "--mesh-size", "4"], "--mesh-size 4"),
+    (["tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--mesh-size", "4"], "--mesh-size 4"),
+    (["tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--context", "512"], "--context 512"),
+])
+def test_flags_that_would_be_ignored_are_refused(args, needle):
+    out = run(*args)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert needle in out.stderr and "expected" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_mesh_size_and_context_where_they_apply():
+    mesh = run("cost", "all_reduce", "--link", "nvlink4", "--gpus", "2", "--size", "64MiB", "--topology", "mesh",
+               "--mesh-size", "4", "--json")
+    default_mesh = run("cost", "all_reduce", "--link", "nvlink4", "--gpus", "2", "--size", "64MiB", "--topology", "mesh",
+                       "--json")
+    # 2 GPUs of a 4-mesh share 1/3 of the links, of an 8-mesh 1/7: the smaller mesh is faster
+    assert json.loads(mesh.stdout)["time_s"] < json.loads(default_mesh.stdout)["time_s"]
+    decode = run("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--phase", "decode",
+                 "--gpu", "h100_sxm5", "--context", "8192", "--json")
+    short = run("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--phase", "decode",
+                "--gpu", "h100_sxm5", "--json")
+    assert json.loads(decode.stdout)["step_time_s"] > json.loads(short.stdout)["step_time_s"]
+
+
 def test_unknown_collective():
     out = run("cost", "allreduce", "--link", "nvlink3", "--gpus", "4", "--size", "1MiB")
     assert out.returncode == 2 and "all_reduce" in out.stderr and len(out.stderr.strip().splitlines()) == 1

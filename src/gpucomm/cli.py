@@ -36,7 +36,17 @@ def _print_table(title: str, rows: list[tuple[str, str]]) -> None:
     Console(width=100).print(table)
 
 
+def _mesh_size(args) -> int:
+    """``--mesh-size``, refused where no mesh is asked for (it would be silently ignored)."""
+    if args.mesh_size is None:
+        return 8
+    if args.topology != "mesh":
+        raise GpucommError(f"--mesh-size {args.mesh_size} only applies to a point-to-point mesh: expected --topology mesh")
+    return args.mesh_size
+
+
 def _cmd_cost(args) -> int:
+    args.mesh_size = _mesh_size(args)
     if args.pcie_link is not None and args.topology != "pairs":
         raise GpucommError(f"--pcie-link {args.pcie_link} only applies to bridged pairs: expected --topology pairs")
     cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, link=args.link, p2p=not args.no_p2p,
@@ -65,6 +75,10 @@ def _cmd_cost(args) -> int:
 
 
 def _cmd_tp(args) -> int:
+    args.mesh_size = _mesh_size(args)
+    if args.context is not None and args.phase != "decode":
+        raise GpucommError(f"--context {args.context} only applies to decode (the KV cache read per token): "
+                           f"expected --phase decode, or --tokens for the prompt length")
     fabric = dict(p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size)
     comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=args.tokens * (args.batch if args.phase == "prefill" else 1),
                            link=args.link, dtype=args.dtype, **fabric)
@@ -161,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--topology", default="switch",
                       help="switch (NVSwitch or PCIe tree, default), mesh (point-to-point) or pairs (NVLink bridges)")
     cost.add_argument("--pcie-link", default=None, help="with --topology pairs: the PCIe link between pairs (default pcie4)")
-    cost.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh (default 8)")
+    cost.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=None,
+                      help="with --topology mesh: GPUs wired in the mesh (default 8)")
     cost.add_argument("--gpus-per-uplink", type=int_arg("GPUs per uplink", 1), default=1,
                       help="with --no-p2p: GPUs sharing one PCIe uplink to the host (2 in a DGX A100)")
     cost.add_argument("--nodes", type=int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
@@ -181,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="decode: tokens in the KV cache (default --tokens)")
     tp.add_argument("--gpu", default=None, help="GPU catalog key for the roofline compute time, e.g. h100_sxm5")
     tp.add_argument("--topology", default="switch", help="switch (default) or mesh")
-    tp.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=8, help="GPUs wired in the mesh")
+    tp.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=None,
+                    help="with --topology mesh: GPUs wired in the mesh (default 8)")
     tp.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
     tp.add_argument("--dtype", default="fp16", help="activation dtype: fp16 (default), bf16, fp32, fp8")
     tp.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")

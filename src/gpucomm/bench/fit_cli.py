@@ -320,6 +320,9 @@ def fit_main(args: argparse.Namespace) -> int:
     """Run ``gpucomm fit``: print the fit (and the comparison); exit status 0, or 2 on bad input."""
     from gpucomm.bench.results import read_results
 
+    if args.plot and not args.plot.lower().endswith((".html", ".htm")):
+        # the plot is an interactive plotly page; a .png name would get HTML inside it
+        return _error(f"--plot {args.plot!r} is written as a standalone HTML page: expected a file name ending in .html")
     try:
         results = read_results(args.results)
         for number, record in enumerate(results, start=1):
