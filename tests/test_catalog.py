@@ -7,13 +7,14 @@ import sys
 import pytest
 
 from gpucomm import GpucommError
-from gpucomm.hardware import (GPUS, HOST_HOPS, LINKS, NETWORKS, NVSWITCHES, PCIE_GENS, SYSTEMS, get_gpu, get_host_hop,
-                              get_link, get_network, get_nvswitch, get_pcie_gen, get_system, pcie_bw_bytes_per_s)
+from gpucomm.hardware import (GPUS, HOST_HOPS, INTER_SOCKET_LINKS, LINKS, NETWORKS, NVSWITCHES, PCIE_GENS, SYSTEMS,
+                              get_gpu, get_host_hop, get_inter_socket_link, get_link, get_network, get_nvswitch,
+                              get_pcie_gen, get_system, pcie_bw_bytes_per_s)
 from gpucomm.hardware.nvswitch import FABRICS
 from gpucomm.hardware.pcie import INTEL_P2P_OVERHEAD
 
 TABLES = {"GPUS": GPUS, "NETWORKS": NETWORKS, "NVSWITCHES": NVSWITCHES, "SYSTEMS": SYSTEMS,
-          "PCIE_GENS": PCIE_GENS, "HOST_HOPS": HOST_HOPS}
+          "PCIE_GENS": PCIE_GENS, "HOST_HOPS": HOST_HOPS, "INTER_SOCKET_LINKS": INTER_SOCKET_LINKS}
 ENTRIES = [(name, key, entry) for name, table in TABLES.items() for key, entry in table.items()]
 
 
@@ -31,7 +32,7 @@ def test_entries_are_frozen():
 
 
 def test_table_keys_match_entry_keys():
-    for table in (GPUS, NETWORKS, NVSWITCHES, SYSTEMS, HOST_HOPS):
+    for table in (GPUS, NETWORKS, NVSWITCHES, SYSTEMS, HOST_HOPS, INTER_SOCKET_LINKS):
         assert all(key == entry.key for key, entry in table.items())
     assert all(gen == entry.gen for gen, entry in PCIE_GENS.items())
 
@@ -61,6 +62,16 @@ def test_pcie_x16_bidir_is_twice_per_direction_and_switch_hops_match():
         assert hop.bidir_marketing_bytes_per_s == pytest.approx(2 * gen.x16_bytes_per_s)
         factor = 1 if hop.key.endswith("_switch") else 1 / INTEL_P2P_OVERHEAD
         assert hop.bw_bytes_per_s == pytest.approx(gen.x16_bytes_per_s * factor), hop.key
+
+
+def test_inter_socket_links_are_nccls_per_direction_figures():
+    # NCCL src/graph/topo.h: BDW_QPI_BW 6, SKL_QPI_BW 10, SRP_QPI_BW 22, ERP_QPI_BW 40, AMD_ZEN12/34/5_BW 16/24/32
+    expected = {"qpi_broadwell": 6, "upi_skylake": 10, "upi_sapphire_rapids": 22, "upi_emerald_rapids": 40,
+                "xgmi_zen2": 16, "xgmi_zen4": 24, "xgmi_zen5": 32}
+    assert {k: link.bw_bytes_per_s / 1e9 for k, link in INTER_SOCKET_LINKS.items()} == expected
+    for link in INTER_SOCKET_LINKS.values():
+        assert link.kind == "inter_socket" and link.bidir_marketing_bytes_per_s == 2 * link.bw_bytes_per_s
+        assert "topo.h" in link.source and link.key not in LINKS  # never a GPU's own link
 
 
 def test_network_bytes_are_bits_over_eight():
@@ -169,7 +180,7 @@ def test_systems_refer_to_catalog_entries(key):
 
 @pytest.mark.parametrize("getter,table", [
     (get_gpu, GPUS), (get_network, NETWORKS), (get_nvswitch, NVSWITCHES), (get_system, SYSTEMS),
-    (get_host_hop, HOST_HOPS), (get_pcie_gen, PCIE_GENS),
+    (get_host_hop, HOST_HOPS), (get_pcie_gen, PCIE_GENS), (get_inter_socket_link, INTER_SOCKET_LINKS),
 ])
 def test_unknown_keys_raise_naming_the_key_and_listing_accepted(getter, table):
     with pytest.raises(GpucommError) as err:

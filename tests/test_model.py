@@ -207,3 +207,28 @@ def test_bridged_pairs_collapse_to_pcie_when_the_ring_leaves_the_pair():
     assert four.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s("pcie4"), rel=0.01)
     with pytest.raises(GpucommError, match="pcie link"):
         collective_cost("all_reduce", 2**20, num_ranks=4, link=bridge, topology="pairs", pcie_link="nvlink3")
+
+
+# --- the inter-socket hop ------------------------------------------------------------------------
+
+def test_inter_socket_link_bounds_a_pcie_ring_and_only_when_slower():
+    base = collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", p2p=False)
+    qpi = collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", p2p=False, inter_socket="qpi_broadwell")
+    zen2 = collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", p2p=False, inter_socket="xgmi_zen2")
+    # NCCL topo.h: BDW_QPI_BW 6 GB/s is below the staged PCIe 4.0 rate (~10 GB/s); AMD_ZEN12_BW 16 is above it
+    assert qpi.transfer_s * 6e9 == pytest.approx(2**30 * 1.5, rel=1e-9)
+    assert zen2.time_s == base.time_s
+    p2p = collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5", inter_socket="upi_skylake")
+    assert p2p.transfer_s * 10e9 == pytest.approx(2**30 * 2 * 7 / 8, rel=1e-9)
+
+
+def test_inter_socket_link_is_refused_where_traffic_does_not_cross_it():
+    with pytest.raises(GpucommError, match="'xgmi_zen2'.*NVLink traffic does not cross"):
+        collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink3", inter_socket="xgmi_zen2")
+    with pytest.raises(GpucommError, match="unknown inter-socket link 'upi'.*upi_skylake"):
+        collective_cost("all_reduce", 2**20, num_ranks=4, link="pcie4", inter_socket="upi")
+    # a bridged pair talks over its bridge; only a ring over more GPUs leaves it for PCIe and the sockets
+    pair = dict(link="nvlink3", topology="pairs", inter_socket="upi_skylake")
+    two = collective_cost("all_reduce", 2**30, num_ranks=2, **pair)
+    assert two.time_s == collective_cost("all_reduce", 2**30, num_ranks=2, link="nvlink3", topology="pairs").time_s
+    assert collective_cost("all_reduce", 2**30, num_ranks=4, **pair).busbw_bytes_per_s < 10e9

@@ -19,7 +19,7 @@ from gpucomm import GpucommError, __version__
 from gpucomm.cliutil import OneLineErrorParser, int_arg, size_arg
 from gpucomm.collectives import COLLECTIVES
 from gpucomm.cost import ALGORITHMS, collective_cost
-from gpucomm.hardware import link_keys
+from gpucomm.hardware import INTER_SOCKET_LINKS, link_keys
 from gpucomm.tp import MODELS, tp_forward_comm, tp_step
 from gpucomm.units import format_size, format_time
 
@@ -53,13 +53,15 @@ def _cmd_cost(args) -> int:
                            protocol=args.protocol, algorithm=args.algo, topology=args.topology,
                            mesh_size=args.mesh_size, num_nodes=args.nodes, network=args.network,
                            nics_per_node=args.nics_per_node, gpus_per_uplink=args.gpus_per_uplink,
-                           pcie_link=args.pcie_link or "pcie4")
+                           pcie_link=args.pcie_link or "pcie4", inter_socket=args.inter_socket)
     if args.json:
         print(json.dumps(cost.as_dict()))
         return 0
     where = f"{args.gpus} GPUs over {cost.link}" + (" (no P2P: staged through host memory)" if args.no_p2p else "")
     if args.topology == "mesh":
         where += f" (point-to-point mesh of {args.mesh_size})"
+    if args.inter_socket:
+        where += f", across two sockets ({args.inter_socket})"
     if args.nodes > 1:
         where += f", {args.nodes} nodes over {args.network}"
     _print_table(f"{args.collective} of {format_size(cost.msg_bytes)} on {where}", [
@@ -179,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="with --topology mesh: GPUs wired in the mesh (default 8)")
     cost.add_argument("--gpus-per-uplink", type=int_arg("GPUs per uplink", 1), default=1,
                       help="with --no-p2p: GPUs sharing one PCIe uplink to the host (2 in a DGX A100)")
+    cost.add_argument("--inter-socket", default=None,
+                      help=f"GPUs under both sockets (SYS in nvidia-smi topo -m): the socket link, one of "
+                           f"{', '.join(INTER_SOCKET_LINKS)}")
     cost.add_argument("--nodes", type=int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
     cost.add_argument("--network", default=None, help="scale-out link between nodes, e.g. ib_ndr or eth_400g (needs --nodes > 1)")
     cost.add_argument("--nics-per-node", type=int_arg("NICs per node", 1), default=None, help="default: one per GPU")

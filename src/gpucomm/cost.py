@@ -41,11 +41,12 @@ nccl-tests ``doc/PERFORMANCE.md`` (busbw), NCCL ``src/graph/tuning.cc`` (protoco
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
 from gpucomm.collectives import busbw_factor, check_collective, check_num_ranks
-from gpucomm.hardware import Link, get_link
+from gpucomm.hardware import Link, get_inter_socket_link, get_link
 from gpucomm.hardware import calibration as cal
 
 ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical")
@@ -100,6 +101,12 @@ class Fabric:
     gpus_per_uplink : int
         Without P2P: GPUs that share one PCIe uplink to the host (2 behind each PCIe switch in a
         DGX A100). Staged traffic of those GPUs crosses the same uplink, so each gets 1/k of it.
+    inter_socket : str or None
+        Key of :data:`~gpucomm.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs sit under both
+        sockets of a two-socket host (``nvidia-smi topo -m`` shows SYS between some of them);
+        None when they share one socket. A ring crosses the socket link once in each direction,
+        every channel of it, so a GPU's ring bandwidth is at most that link's (NCCL gives its
+        SYS link this bandwidth, ``ncclTopoConnectCpus`` in ``src/graph/topo.cc``).
     """
 
     link: Link
@@ -111,6 +118,7 @@ class Fabric:
     nics_per_node: int | None = None
     gpus_per_uplink: int = 1
     pcie_link: str = "pcie4"
+    inter_socket: str | None = None
 
     @property
     def nvls_capable(self) -> bool:
@@ -120,14 +128,15 @@ class Fabric:
 
 def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch", mesh_size: int = 8,
                 num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
-                gpus_per_uplink: int = 1, pcie_link: str = "pcie4") -> Fabric:
+                gpus_per_uplink: int = 1, pcie_link: str = "pcie4", inter_socket: str | None = None) -> Fabric:
     """Validate and build a :class:`Fabric`.
 
     Raises
     ------
     GpucommError
-        Unknown link, topology or network; ``p2p=False`` on NVLink; a mesh smaller than 2;
-        several nodes without a network; nodes or NICs below 1.
+        Unknown link, topology, network or inter-socket link; ``p2p=False`` on NVLink; a mesh
+        smaller than 2; several nodes without a network; nodes or NICs below 1; an
+        inter-socket link with NVLink (whose traffic does not cross the sockets).
     """
     link = get_link(link)
     if not isinstance(p2p, bool):
@@ -156,8 +165,13 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
                            "expected p2p=False (--no-p2p) or 1")
     if topology == "pairs" and get_link(pcie_link).kind != "pcie":
         raise GpucommError(f"pcie link {pcie_link!r} for bridged pairs: expected one of pcie3, pcie4, pcie5, pcie6")
+    if inter_socket is not None:
+        inter_socket = get_inter_socket_link(inter_socket).key
+        if link.kind != "pcie" and topology != "pairs":
+            raise GpucommError(f"inter-socket link {inter_socket!r} with {link.key!r}: NVLink traffic does not cross the "
+                               "sockets; expected a PCIe link, --topology pairs, or no inter-socket link")
     return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink,
-                  get_link(pcie_link).key)
+                  get_link(pcie_link).key, inter_socket)
 
 
 def _network_bw(key: str) -> float:
@@ -225,7 +239,11 @@ def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
     if fabric.topology == "pairs" and num_ranks > 2:
         # the ring leaves each bridged pair over PCIe: the NVLink pairs collapse to the PCIe rate
         bw = min(bw, effective_bw_bytes_per_s(fabric.pcie_link))
-    return bw / min(fabric.gpus_per_uplink, num_ranks)
+    bw /= min(fabric.gpus_per_uplink, num_ranks)
+    if fabric.inter_socket is not None and (fabric.topology != "pairs" or num_ranks > 2):
+        # every ring channel crosses the socket link once each way: the slowest hop sets the pace
+        bw = min(bw, get_inter_socket_link(fabric.inter_socket).bw_bytes_per_s)
+    return bw
 
 
 def pair_bw_bytes_per_s(fabric: Fabric) -> float:
@@ -396,8 +414,7 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
     intra-node all-gather, pipelined (NCCL streams chunks, so the slower stage sets the pace)."""
     nodes = fabric.num_nodes
     g = n // nodes
-    intra = Fabric(fabric.link, fabric.p2p, fabric.topology, fabric.mesh_size, gpus_per_uplink=fabric.gpus_per_uplink,
-                   pcie_link=fabric.pcie_link)
+    intra = dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
     if g > 1:
         _, p_rs, lat_rs, tr_rs = _single_node_cost("reduce_scatter", size, g, intra, "ring", protocol)
     else:
@@ -423,7 +440,8 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: str | Link, p2p: bool = True,
                     algorithm: str = "auto", protocol: str = "auto", topology: str = "switch", mesh_size: int = 8,
                     num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
-                    gpus_per_uplink: int = 1, pcie_link: str = "pcie4") -> CollectiveCost:
+                    gpus_per_uplink: int = 1, pcie_link: str = "pcie4",
+                    inter_socket: str | None = None) -> CollectiveCost:
     """Predict time, algbw and busbw of one collective.
 
     Parameters
@@ -444,7 +462,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
         that apply (NVLS only behind NVLink 4+ switches; hierarchical only across nodes).
     protocol : {"auto", "LL", "Simple"}
         ``auto`` takes the cheaper, as NCCL's tuner does.
-    topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink, pcie_link
+    topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink, pcie_link, inter_socket
         See :class:`Fabric`.
 
     Returns
@@ -479,7 +497,8 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     if protocol != "auto" and protocol not in PROTOCOLS:
         raise GpucommError(f"unknown protocol {protocol!r}: expected auto or one of {', '.join(PROTOCOLS)}")
     fabric = make_fabric(link, p2p=p2p, topology=topology, mesh_size=mesh_size, num_nodes=num_nodes, network=network,
-                         nics_per_node=nics_per_node, gpus_per_uplink=gpus_per_uplink, pcie_link=pcie_link)
+                         nics_per_node=nics_per_node, gpus_per_uplink=gpus_per_uplink, pcie_link=pcie_link,
+                         inter_socket=inter_socket)
     if n % fabric.num_nodes:
         raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
     if algorithm != "auto" and algorithm not in ALGORITHMS_FOR[collective]:

@@ -71,8 +71,11 @@ CASES = (
              "https://docs.nvidia.com/dgx/dgxa100-user-guide/ [U])"),
     Case("C03", "pcie_large", "busbw", "A40 server, 2 GPUs, P2P off (NODE), 1 GiB", dict(link="pcie4", p2p=False),
          why="host path of this server unknown (PCIe switches, memory copy rate); the model assumes a DGX-class host"),
-    Case("C02", "pcie_large", "busbw", "A40 server, 4 GPUs over 2 sockets, P2P off, 1 GiB", dict(link="pcie4", p2p=False),
-         why="the ring crosses the inter-socket link, which is not in the catalog"),
+    Case("C02", "pcie_large", "busbw", "A40 server, 4 GPUs over 2 sockets, P2P off, 1 GiB",
+         dict(link="pcie4", p2p=False, inter_socket="upi_skylake"),
+         why="CPU not stated; a PCIe 4.0 host is Ice Lake (NCCL: 10 GB/s socket link) or EPYC (16-24 GB/s). Even the "
+             "slowest leaves ~10 GB/s, so the socket link's bandwidth does not explain 1.4 GB/s: the staged copies "
+             "across sockets on this host do"),
     Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", dict(link="nvlink3", algorithm="ring"),
          in_sample=True, why="LL latency line is fitted to this table"),
     Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", dict(link="pcie3")),

@@ -9,9 +9,9 @@ with both directions added ("PCIe 5.0 x16 = 128 GB/s"); here that figure only li
 The x16 values agree with the ``pcie3``...``pcie6`` entries of :mod:`gpucomm.hardware.links`
 (checked by ``tests/test_catalog.py``).
 
-Not in this module: the inter-socket link (Intel UPI / AMD xGMI) that a ``SYS`` path crosses.
-The project's fact sheet has no sourced bandwidth for it, so no number is given rather than
-an invented one.
+The inter-socket link (Intel QPI/UPI, AMD Infinity Fabric/xGMI) that a ``SYS`` path crosses is
+in :data:`INTER_SOCKET_LINKS`, with the effective per-direction rates NCCL's topology code
+assigns to it per CPU family (no vendor publishes a sustained GPU-traffic rate for it).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ LANE_COUNTS = (1, 2, 4, 8, 16)
 _KERNEL_PCI_H = "https://github.com/torvalds/linux/blob/master/drivers/pci/pci.h"
 _KERNEL_FLIT_FIX = "https://lore.kernel.org/r/20240102172701.65501-1-ilpo.jarvinen@linux.intel.com"
 _NCCL_TOPO_H = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/topo.h"
+_NCCL_COMMIT = "https://github.com/NVIDIA/nccl/blob/069a3d4f95ca488dc63ba7ae659a2db77942a62e"
 _NCCL_GPU_TROUBLESHOOTING = (
     "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/docs/userguide/source/troubleshooting/gpu_troubleshooting.rst")
 
@@ -278,3 +279,52 @@ def get_host_hop(key: str | Link) -> Link:
     52.51
     """
     return lookup(HOST_HOPS, key, what='host hop', entry_type=Link)
+
+
+# --- the inter-socket hop -------------------------------------------------------------------
+
+def _socket_link(key: str, name: str, macro: str, gb_per_s: float, year: int, cpus: str) -> Link:
+    bw = gb_per_s * 1e9
+    return Link(
+        key=key, name=name, kind="inter_socket", bw_bytes_per_s=bw, bidir_marketing_bytes_per_s=2 * bw, year=year,
+        source=f"{_NCCL_COMMIT}/src/graph/topo.h",
+        notes=(f"NCCL's effective per-direction bandwidth for the link between two CPU sockets of this family: "
+               f"#define {macro} {gb_per_s} (GB/s) in src/graph/topo.h [V], chosen by CPU vendor and model in "
+               f"ncclTopoGetInterCpuBw ({_NCCL_COMMIT}/src/graph/topo.cc) [V]; NCCL connects every pair of CPU (NUMA) "
+               f"nodes with a LINK_SYS of this bandwidth, so a ring that crosses sockets is bounded by it. {cpus} "
+               f"It is NCCL's planning figure, not a datasheet rate; the bidir field is simply twice it."))
+
+
+INTER_SOCKET_LINKS: dict[str, Link] = {link.key: link for link in (
+    _socket_link("qpi_broadwell", "Intel QPI (Broadwell and older Xeon)", "BDW_QPI_BW", 6.0, 2014,
+                 "Used for every Intel x86 model NCCL does not recognise as Skylake, Sapphire or Emerald Rapids."),
+    _socket_link("upi_skylake", "Intel UPI (Skylake to Ice Lake Xeon)", "SKL_QPI_BW", 10.0, 2017,
+                 "Also what NCCL prints for a SYS path on such hosts, e.g. 'CPU/0-0 (3/10.0/SYS)' in "
+                 "https://github.com/NVIDIA/nccl-tests/issues/307 ."),
+    _socket_link("upi_sapphire_rapids", "Intel UPI 2.0 (Sapphire Rapids Xeon)", "SRP_QPI_BW", 22.0, 2023, ""),
+    _socket_link("upi_emerald_rapids", "Intel UPI 2.0 (Emerald Rapids Xeon)", "ERP_QPI_BW", 40.0, 2023, ""),
+    _socket_link("xgmi_zen2", "AMD Infinity Fabric / xGMI (EPYC Naples, Rome: Zen 1-2)", "AMD_ZEN12_BW", 16.0, 2017,
+                 "DGX A100 has two EPYC 7742 (Rome) sockets."),
+    _socket_link("xgmi_zen4", "AMD Infinity Fabric / xGMI (EPYC Milan, Genoa: Zen 3-4)", "AMD_ZEN34_BW", 24.0, 2021, ""),
+    _socket_link("xgmi_zen5", "AMD Infinity Fabric / xGMI (EPYC Turin: Zen 5)", "AMD_ZEN5_BW", 32.0, 2024, ""),
+)}
+"""The link between the two sockets of a server, by key (``"upi_skylake"``, ``"xgmi_zen2"``...):
+NCCL's effective per-direction rate for each CPU family, in ``bw_bytes_per_s``."""
+
+
+def get_inter_socket_link(key: str | Link) -> Link:
+    """Look up an inter-socket link by key (case-insensitive); a :class:`Link` is returned unchanged.
+
+    Raises
+    ------
+    GpucommError
+        If the key is unknown; the message lists the accepted keys.
+
+    Examples
+    --------
+    >>> get_inter_socket_link("upi_skylake").bw_bytes_per_s / 1e9
+    10.0
+    >>> get_inter_socket_link("xgmi_zen2").bw_bytes_per_s / 1e9
+    16.0
+    """
+    return lookup(INTER_SOCKET_LINKS, key, what="inter-socket link", entry_type=Link)
