@@ -1,12 +1,13 @@
 """Start N local ranks and collect their results: :func:`run_sweep` and ``gpucomm bench --ranks N``.
 
-The launcher picks one free TCP port on 127.0.0.1, spawns one process per rank
-(``multiprocessing`` spawn start method, which works from notebooks because the worker
-lives in this package), and waits. Rank 0 writes the results file itself and sends each
-record back over a queue; the launcher prints the table. If a rank fails, the others are
-stopped at once and the first rank's one-line error is raised as :class:`GpucommError`.
-On Ctrl-C or any exception in the launcher, every worker is terminated (then killed) before
-the exception propagates; workers also exit on their own if the launcher disappears.
+The launcher (:func:`launch_workers`, also used by :mod:`gpucomm.bench.tp_layer`) picks one
+free TCP port on 127.0.0.1, spawns one process per rank (``multiprocessing`` spawn start
+method, which works from notebooks because the worker lives in this package), and waits.
+Rank 0 writes the results file itself and sends each record back over a queue; the
+launcher prints the table. If a rank fails, the others are stopped at once and the first
+rank's one-line error is raised as :class:`GpucommError`. On Ctrl-C or any exception in
+the launcher, every worker is terminated (then killed) before the exception propagates;
+workers also exit on their own if the launcher disappears.
 """
 
 from __future__ import annotations
@@ -62,27 +63,31 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def _worker(rank: int, world_size: int, port: int, config: SweepConfig, messages, parent_pid: int,
+def _worker(rank: int, world_size: int, port: int, send, config: SweepConfig,
             env: dict[str, str] | None = None) -> None:
-    """One rank under the local launcher (module-level so that spawn can import it)."""
-    _exit_with_parent(parent_pid)
+    """One sweep rank under :func:`launch_workers` (module-level so that spawn can import it)."""
     # Before torch is imported and the process group (and NCCL, which reads NCCL_* once) starts.
     os.environ.update(env or {})
+    from gpucomm.bench.runner import run_rank  # torch is imported here, in the worker
+
+    run_rank(config, rank=rank, world_size=world_size, local_rank=rank, local_world_size=world_size,
+             init_method=f"tcp://127.0.0.1:{port}", launcher="local",
+             on_meta=lambda meta: send("meta", meta), on_record=lambda record: send("record", record))
+
+
+def _rank_main(target, rank: int, num_ranks: int, port: int, messages, parent_pid: int, args: tuple) -> None:
+    """The process of one rank under :func:`launch_workers`: run ``target``, report how it ended."""
+    _exit_with_parent(parent_pid)
     # Ctrl-C at a terminal reaches the whole process group: let the launcher handle it
     # and stop the workers, instead of N tracebacks from ranks interrupted mid-collective.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from gpucomm.bench.runner import run_rank  # torch is imported here, in the worker
-
     try:
-        run_rank(config, rank=rank, world_size=world_size, local_rank=rank, local_world_size=world_size,
-                 init_method=f"tcp://127.0.0.1:{port}", launcher="local",
-                 on_meta=lambda meta: messages.put(("meta", rank, meta)),
-                 on_record=lambda record: messages.put(("record", rank, record)))
+        payload = target(rank, num_ranks, port, lambda kind, value: messages.put((kind, rank, value)), *args)
     except BaseException as exc:  # report, then exit non-zero
         if not isinstance(exc, GpucommError):
             traceback.print_exc(file=sys.stderr)
         _exit_now(messages, ("error", rank, _one_line(exc)), 1)
-    _exit_now(messages, ("done", rank, None), 0)
+    _exit_now(messages, ("done", rank, payload), 0)
 
 
 def _exit_now(messages, message: tuple, code: int) -> None:
@@ -120,6 +125,108 @@ def _exit_text(code: int | None) -> str:
         except ValueError:
             return f"was killed by signal {-code}"
     return f"exited with code {code}"
+
+
+def launch_workers(target, num_ranks: int, args: tuple = (), *, on_message=None, name: str = "gpucomm-rank",
+                   describe_progress=None, poll_s: float = 0.1) -> list:
+    """Run ``target`` in one spawned process per local rank; return each rank's result.
+
+    The ranks meet on one free TCP port on 127.0.0.1. A worker that dies with the launcher
+    (even by SIGKILL) takes its rank down too; Ctrl-C is left to the launcher.
+
+    Parameters
+    ----------
+    target : callable
+        Module-level function (spawn imports it) called in each rank's process as
+        ``target(rank, num_ranks, port, send, *args)``; ``send(kind, payload)`` passes a
+        message to ``on_message`` in the launcher (``kind`` neither ``"error"`` nor ``"done"``).
+        What it returns (picklable) is that rank's result; what it raises is reported in one
+        line and fails the run.
+    num_ranks : int
+        Processes to start, one per rank (>= 1).
+    args : tuple
+        Further arguments for ``target`` (picklable).
+    on_message : callable or None
+        ``on_message(kind, rank, payload)`` for every ``send``, in the launcher, in the order
+        each rank sent them.
+    name : str
+        Process name prefix; rank ``r``'s process is ``f"{name}{r}"``.
+    describe_progress : callable or None
+        Returns what the run had done so far (``"after 3 of 18 sizes"``), appended to the
+        error for a rank that exited without a message.
+    poll_s : float
+        How often to check the workers while waiting, in seconds.
+
+    Returns
+    -------
+    list
+        ``target``'s return value, by rank.
+
+    Raises
+    ------
+    GpucommError
+        A rank that failed: ``"rank R: its one-line message"`` (plus how many more ranks
+        failed), or ``"rank R exited with code C without an error message"``.
+    KeyboardInterrupt, Terminated
+        Or any exception in the launcher, after stopping every worker (SIGTERM, then
+        SIGKILL after ``STOP_GRACE_S``).
+    """
+    ctx = mp.get_context("spawn")
+    messages = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=_rank_main, args=(target, rank, num_ranks, port, messages, os.getpid(), tuple(args)),
+                         name=f"{name}{rank}", daemon=True) for rank in range(num_ranks)]
+    errors: list[tuple[int, str]] = []
+    done: dict[int, object] = {}  # rank -> its result
+
+    def handle(message) -> None:
+        kind, rank, payload = message
+        if kind == "error":
+            errors.append((rank, payload))
+        elif kind == "done":
+            done[rank] = payload
+        elif on_message:
+            on_message(kind, rank, payload)
+
+    def drain(wait_s: float) -> None:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                handle(messages.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue_mod.Empty:
+                return
+
+    try:
+        for p in procs:
+            p.start()
+        while len(done) < num_ranks:
+            try:
+                handle(messages.get(timeout=poll_s))
+                continue
+            except queue_mod.Empty:
+                pass
+            # A rank that failed, or ranks that all exited: collect the messages already on their way.
+            if errors or any(p.exitcode not in (None, 0) for p in procs) or all(p.exitcode == 0 for p in procs):
+                drain(1.0)
+                break
+        if len(done) == num_ranks:  # all ranks reported success: let them finish exiting
+            deadline = time.monotonic() + STOP_GRACE_S
+            for p in procs:
+                p.join(max(0.0, deadline - time.monotonic()))
+    finally:
+        _stop(procs)
+        messages.cancel_join_thread()
+        messages.close()
+    if errors:
+        rank, text = errors[0]
+        others = len(errors) - 1
+        more = f" (and {others} more rank{'s' if others > 1 else ''} failed)" if others else ""
+        raise GpucommError(f"rank {rank}: {text}{more}")
+    if len(done) < num_ranks:
+        rank, code = next((rank, p.exitcode) for rank, p in enumerate(procs) if rank not in done)
+        progress = f" {describe_progress()}" if describe_progress else ""
+        raise GpucommError(f"rank {rank} {_exit_text(code)} without an error message{progress}")
+    return [done[rank] for rank in range(num_ranks)]
 
 
 def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter | None = None,
@@ -165,18 +272,10 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
                            "a notebook, or `gpucomm bench --ranks N`")
     backend, _ = resolve_backend(config.backend, num_ranks, config.dtype, config.collective)  # fail before any start
     _check_resources(config, num_ranks, backend)
-    ctx = mp.get_context("spawn")
-    messages = ctx.Queue()
-    port = free_port()
-    procs = [ctx.Process(target=_worker, args=(rank, num_ranks, port, config, messages, os.getpid(), env),
-                         name=f"gpucomm-bench-rank{rank}", daemon=True) for rank in range(num_ranks)]
     results = SweepResults()
-    errors: list[tuple[int, str]] = []
-    done: set[int] = set()
     total = len(config.sizes(num_ranks))
 
-    def handle(message) -> None:
-        kind, rank, payload = message
+    def on_message(kind: str, rank: int, payload) -> None:
         if kind == "meta":
             results.meta = payload
             if reporter:
@@ -185,55 +284,13 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
             results.append(payload)
             if reporter:
                 reporter.row(payload)
-        elif kind == "error":
-            errors.append((rank, payload))
-        elif kind == "done":
-            done.add(rank)
-
-    def drain(wait_s: float) -> None:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                handle(messages.get(timeout=max(0.0, deadline - time.monotonic())))
-            except queue_mod.Empty:
-                return
 
     try:
-        for p in procs:
-            p.start()
-        while len(done) < num_ranks:
-            try:
-                handle(messages.get(timeout=poll_s))
-                continue
-            except queue_mod.Empty:
-                pass
-            failed = [(rank, p.exitcode) for rank, p in enumerate(procs) if p.exitcode not in (None, 0)]
-            if errors or failed:
-                drain(1.0)  # collect the error messages already on their way
-                break
-            if all(p.exitcode == 0 for p in procs):
-                drain(1.0)
-                break
-        if len(done) == num_ranks:  # all ranks reported success: let them finish exiting
-            deadline = time.monotonic() + STOP_GRACE_S
-            for p in procs:
-                p.join(max(0.0, deadline - time.monotonic()))
+        launch_workers(_worker, num_ranks, (config, env), on_message=on_message, name="gpucomm-bench-rank",
+                       describe_progress=lambda: f"after {len(results)} of {total} sizes", poll_s=poll_s)
     finally:
         if reporter:
             reporter.close()
-        _stop(procs)
-        messages.cancel_join_thread()
-        messages.close()
-    if errors:
-        rank, text = errors[0]
-        others = len(errors) - 1
-        more = f" (and {others} more rank{'s' if others > 1 else ''} failed)" if others else ""
-        raise GpucommError(f"rank {rank}: {text}{more}")
-    if len(done) < num_ranks:
-        failed = [(rank, p.exitcode) for rank, p in enumerate(procs) if rank not in done]
-        rank, code = failed[0]
-        raise GpucommError(f"rank {rank} {_exit_text(code)} without an error message after {len(results)} of "
-                           f"{total} sizes")
     if reporter:
         reporter.finish(results, out=config.out)
     return results

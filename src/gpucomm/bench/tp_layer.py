@@ -49,21 +49,16 @@ from __future__ import annotations
 import datetime as _dt
 import inspect
 import math
-import multiprocessing as mp
 import os
 import platform
-import queue as queue_mod
-import signal
 import socket
 import statistics
-import sys
 import time
-import traceback
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
 from gpucomm.bench.config import BACKENDS, DEFAULT_TIMEOUT_S, check_dtype
-from gpucomm.bench.launch import STOP_GRACE_S, _exit_now, _exit_text, _exit_with_parent, _one_line, _stop, free_port
+from gpucomm.bench.launch import launch_workers
 from gpucomm.collectives import busbw_factor, check_num_ranks
 
 __all__ = ["TPLayerConfig", "run_tp_layer", "tp_layer_flops_per_rank", "tp_layer_all_reduce_bytes",
@@ -602,77 +597,19 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
 
 # ----------------------------------------------------------------------------------- launching
 
-def _tp_worker(rank: int, world_size: int, port: int, config: TPLayerConfig, messages, parent_pid: int) -> None:
-    """One rank under the local launcher (module-level so that spawn can import it)."""
-    _exit_with_parent(parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher handles Ctrl-C and stops the ranks
-    try:
-        result = _tp_rank(config, rank=rank, world_size=world_size, local_rank=rank, local_world_size=world_size,
-                          init_method=f"tcp://127.0.0.1:{port}", launcher="local")
-    except BaseException as exc:
-        if not isinstance(exc, GpucommError):
-            traceback.print_exc(file=sys.stderr)
-        _exit_now(messages, ("error", rank, _one_line(exc)), 1)
-    _exit_now(messages, ("result", rank, result if rank == 0 else None), 0)
+def _tp_worker(rank: int, world_size: int, port: int, send, config: TPLayerConfig) -> dict | None:
+    """One TP-layer rank under :func:`~gpucomm.bench.launch.launch_workers` (module-level for spawn).
+
+    Every rank computes the same result; only rank 0's is sent back.
+    """
+    result = _tp_rank(config, rank=rank, world_size=world_size, local_rank=rank, local_world_size=world_size,
+                      init_method=f"tcp://127.0.0.1:{port}", launcher="local")
+    return result if rank == 0 else None
 
 
 def _launch(config: TPLayerConfig, num_ranks: int, *, poll_s: float = 0.1) -> dict:
-    """Start ``num_ranks`` local ranks (spawn, one free port on 127.0.0.1) and return rank 0's result.
-
-    The port, the worker's exit-with-parent watch, its last-message exit and the teardown
-    (terminate, then kill after ``STOP_GRACE_S``) are :mod:`gpucomm.bench.launch`'s.
-    """
-    ctx = mp.get_context("spawn")
-    messages = ctx.Queue()
-    port = free_port()
-    procs = [ctx.Process(target=_tp_worker, args=(rank, num_ranks, port, config, messages, os.getpid()),
-                         name=f"gpucomm-tp-rank{rank}", daemon=True) for rank in range(num_ranks)]
-    result: dict | None = None
-    errors: list[tuple[int, str]] = []
-    done: set[int] = set()
-
-    def handle(message) -> None:
-        nonlocal result
-        kind, rank, payload = message
-        if kind == "result":
-            done.add(rank)
-            if payload is not None:
-                result = payload
-        elif kind == "error":
-            errors.append((rank, payload))
-
-    try:
-        for p in procs:
-            p.start()
-        while len(done) < num_ranks and not errors:
-            try:
-                handle(messages.get(timeout=poll_s))
-                continue
-            except queue_mod.Empty:
-                pass
-            if any(p.exitcode not in (None, 0) for p in procs) or all(p.exitcode == 0 for p in procs):
-                deadline = time.monotonic() + 1.0  # collect what is already on its way
-                while time.monotonic() < deadline:
-                    try:
-                        handle(messages.get(timeout=max(0.0, deadline - time.monotonic())))
-                    except queue_mod.Empty:
-                        break
-                break
-        if len(done) == num_ranks:
-            deadline = time.monotonic() + STOP_GRACE_S
-            for p in procs:
-                p.join(max(0.0, deadline - time.monotonic()))
-    finally:
-        _stop(procs)
-        messages.cancel_join_thread()
-        messages.close()
-    if errors:
-        rank, text = errors[0]
-        raise GpucommError(f"rank {rank}: {text}")
-    if len(done) < num_ranks or result is None:
-        rank, code = next((r, p.exitcode) for r, p in enumerate(procs) if r not in done)
-        raise GpucommError(f"rank {rank} {_exit_text(code)} without an error message")
-    return result
+    """Start ``num_ranks`` local ranks with :func:`~gpucomm.bench.launch.launch_workers`; return rank 0's result."""
+    return launch_workers(_tp_worker, num_ranks, (config,), name="gpucomm-tp-rank", poll_s=poll_s)[0]
 
 
 def run_tp_layer(num_ranks: int = 2, hidden: int = 1024, ffn: int = 4096, tokens: int = 256, iters: int = 5,
