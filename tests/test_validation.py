@@ -27,6 +27,25 @@ def test_large_message_nvlink_busbw_within_15_percent_out_of_sample(results):
             assert abs(r.error) < 0.15, r
 
 
+def test_large_message_pcie_busbw_within_40_percent_out_of_sample(results):
+    summary = {s.group: s for s in summarize(results)}
+    assert summary["pcie_large"].median_abs_error < 0.40
+    # the A40 server's staged path (NODE, SYS) and 4 GPUs sharing a host's memory: documented misses
+    explained = {"C02", "C03", "P05"}
+    for r in results:
+        if r.group == "pcie_large" and r.case_id not in explained:
+            assert abs(r.error) < 0.40, r
+    assert summary["pcie_large"].within_target == summary["pcie_large"].count - len(explained)
+
+
+def test_summary_counts_cases_meeting_each_target(results):
+    summary = {s.group: s for s in summarize(results)}
+    assert summary["nvlink_large"].target == "|error| < 15 %" and summary["small_latency"].target == "within 2x"
+    small = [r for r in results if r.group == "small_latency" and not r.in_sample]
+    assert summary["small_latency"].within_target == sum(r.factor < 2 for r in small)
+    assert summary["sweep"].within_target is None and summary["sweep"].target == ""
+
+
 def test_sweeps_within_25_percent_everywhere(results):
     for r in results:
         if r.group == "sweep":

@@ -137,7 +137,7 @@ def _cmd_validate(args) -> int:
     results = validate()
     if args.json:
         print(json.dumps({"results": [dict(r.__dict__, error=r.error) for r in results],
-                          "summary": [s.__dict__ for s in summarize(results)]}))
+                          "summary": [dict(s.__dict__, target=s.target) for s in summarize(results)]}))
         return 0
     table = Table(title="all_reduce: model vs published measurements", header_style="bold")
     for col in ("case", "group", "what", "measured", "model", "error", "algorithm", "note"):
@@ -150,11 +150,12 @@ def _cmd_validate(args) -> int:
     console = Console(width=200)
     console.print(table)
     summary = Table(title="summary (out-of-sample only)", header_style="bold")
-    for col in ("group", "cases", "median |error|", "worst |error|", "median factor", "worst factor"):
+    for col in ("group", "cases", "median |error|", "worst |error|", "median factor", "worst factor", "target", "meet it"):
         summary.add_column(col)
     for s in summarize(results):
         summary.add_row(s.group, str(s.count), f"{100 * s.median_abs_error:.1f} %", f"{100 * s.worst_abs_error:.0f} %",
-                        f"{s.median_factor:.2f}x", f"{s.worst_factor:.2f}x")
+                        f"{s.median_factor:.2f}x", f"{s.worst_factor:.2f}x", s.target,
+                        "" if s.within_target is None else f"{s.within_target} of {s.count}")
     console.print(summary)
     return 0
 

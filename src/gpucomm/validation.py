@@ -21,6 +21,10 @@ from gpucomm.measurements import case, seed_llama70b_tp4
 GROUPS = ("nvlink_large", "pcie_large", "small_latency")
 """large-message busbw on NVLink/NVSwitch, large-message busbw on PCIe, small-message time."""
 
+TARGETS = {"nvlink_large": ("error", 0.15), "pcie_large": ("error", 0.40), "small_latency": ("factor", 2.0)}
+"""What a group's prediction should reach (the project's acceptance figures): |error| below 15 % for
+large-message busbw on NVLink/NVSwitch, below 40 % on PCIe, within a factor of 2 for small-message time."""
+
 
 def _bridge(gpu_key: str) -> Link:
     """The NVLink bridge of a PCIe card as a link (per-GPU per-direction NVLink bandwidth from the GPU catalog)."""
@@ -76,6 +80,20 @@ CASES = (
          why="CPU not stated; a PCIe 4.0 host is Ice Lake (NCCL: 10 GB/s socket link) or EPYC (16-24 GB/s). Even the "
              "slowest leaves ~10 GB/s, so the socket link's bandwidth does not explain 1.4 GB/s: the staged copies "
              "across sockets on this host do"),
+    Case("P01", "pcie_large", "busbw", "8x RTX 5090, P2P (patched driver), dual EPYC Turin, 128 MiB",
+         dict(link="pcie5", inter_socket="xgmi_zen5"),
+         why="bounded by NCCL's 32 GB/s figure for the Turin socket link; cross-socket P2P on Turin measures ~51 GB/s "
+             "(case P02's page), so NCCL's planning figure is conservative here"),
+    Case("P02", "pcie_large", "busbw", "7x RTX PRO 6000, P2P, dual EPYC Turin, 4 GiB",
+         dict(link="pcie5", inter_socket="xgmi_zen5"), why="same socket-link bound as P01"),
+    Case("P03", "pcie_large", "busbw", "2x RTX 2080 Ti, PIX, no P2P (GeForce), PCIe 3.0, 1 GiB",
+         dict(link="pcie3", p2p=False)),
+    Case("P04", "pcie_large", "busbw", "8x RTX 5090, no P2P (stock driver), dual Xeon 8480+, 1-8 GiB",
+         dict(link="pcie5", p2p=False, inter_socket="upi_sapphire_rapids"),
+         why="P2P assumed off: the stock GeForce driver has none (https://github.com/aikitoria/open-gpu-kernel-modules "
+             "patches it in); staged traffic is limited by host memory, which the model does not know"),
+    Case("P05", "pcie_large", "busbw", "4x RTX 5090, no P2P (stock driver), same host as P04, 1-8 GiB",
+         dict(link="pcie5", p2p=False), why="4 GPUs: fewer flows share the host's memory bandwidth than in P04"),
     Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", dict(link="nvlink3", algorithm="ring"),
          in_sample=True, why="LL latency line is fitted to this table"),
     Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", dict(link="pcie3")),
@@ -84,6 +102,8 @@ CASES = (
     Case("C29", "small_latency", "time", "2x DGX Spark over one 200 Gb/s RoCE link, 8 KiB",
          dict(link="nvlink5", num_nodes=2, network="eth_200g"), in_sample=True,
          why="network step latency is fitted to this point"),
+    Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", dict(link="pcie5"), measured=25.47,
+         msg_bytes=8),
     Case("C08s", "small_latency", "time", "2 nodes x 8 H100 over GPUDirect-TCPXO, 8 B",
          dict(link="nvlink4", num_nodes=2, network="eth_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
          why="TCPXO moves data through a host-side TCP stack: ~120 us floor, not in the model"),
@@ -169,10 +189,27 @@ class Summary:
     worst_abs_error: float
     median_factor: float
     worst_factor: float
+    within_target: int | None = None  # cases meeting the group's TARGETS entry (None: no target)
+
+    @property
+    def target(self) -> str:
+        """The group's target in words, e.g. ``"|error| < 40 %"``; empty without one."""
+        if self.group not in TARGETS:
+            return ""
+        kind, value = TARGETS[self.group]
+        return f"|error| < {100 * value:.0f} %" if kind == "error" else f"within {value:g}x"
+
+
+def _meets(r: Result, target: tuple[str, float]) -> bool:
+    kind, value = target
+    return abs(r.error) < value if kind == "error" else r.factor < value
 
 
 def summarize(results: list[Result]) -> list[Summary]:
-    """Summary figures per group (``GROUPS`` plus ``sweep``), excluding in-sample cases."""
+    """Summary figures per group (``GROUPS`` plus ``sweep``), excluding in-sample cases.
+
+    ``within_target`` counts the cases that meet the group's entry of :data:`TARGETS`.
+    """
     out = []
     for group in (*GROUPS, "sweep"):
         rs = [r for r in results if r.group == group and not r.in_sample]
@@ -180,5 +217,6 @@ def summarize(results: list[Result]) -> list[Summary]:
             continue
         errs = [abs(r.error) for r in rs]
         facs = [r.factor for r in rs]
-        out.append(Summary(group, len(rs), statistics.median(errs), max(errs), statistics.median(facs), max(facs)))
+        within = sum(_meets(r, TARGETS[group]) for r in rs) if group in TARGETS else None
+        out.append(Summary(group, len(rs), statistics.median(errs), max(errs), statistics.median(facs), max(facs), within))
     return out
