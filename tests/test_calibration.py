@@ -45,6 +45,12 @@ def test_ring_efficiency_is_measured_busbw_over_nominal(link, case_id, nominal):
     assert cal.RING_EFFICIENCY[link].value == pytest.approx(float(_case(case_id)["busbw_GBps"]) * 1e9 / nominal, abs=0.01)
 
 
+def test_pcie_p2p_efficiency_is_measured_busbw_over_the_pcie5_x16_rate():
+    # case P06: 8x RTX PRO 6000 behind PCIe 5.0 switches, ring all_reduce with P2P
+    x16 = 32e9 * 128 / 130 / 8 * 16
+    assert cal.PCIE_P2P_EFFICIENCY.value == pytest.approx(float(_case("P06")["busbw_GBps"]) * 1e9 / x16, abs=0.005)
+
+
 def test_host_staged_efficiency_lies_in_the_measured_range_of_c07():
     # DGX H100 with NCCL_P2P_DISABLE=1: 24.0 GB/s at 1 GiB down to 20.0 GB/s at 8 GiB, over PCIe 5.0 x16 (63 GB/s)
     assert 20.0 / 63.0 <= cal.HOST_STAGED_EFFICIENCY.value <= float(_case("C07")["busbw_GBps"]) / 63.0

@@ -44,11 +44,12 @@ DEFAULT_NVLINK_RING_EFFICIENCY = Parameter(
     "the NCCL maintainer's '~20% protocol overhead' gives the same.")
 
 PCIE_P2P_EFFICIENCY = Parameter(
-    "pcie_p2p_efficiency", 0.88, "fraction of nominal per-direction bandwidth",
-    "https://github.com/stas00/ml-engineering/blob/master/network/README.md",
-    "Measured PCIe 5.0 x16 host-to-device copy on 8x H200: 55.4 GB/s = 88% of 63 GB/s (TLP/DLLP packet overhead). "
-    "An upper bound for GPU-to-GPU P2P over PCIe; through a CPU root complex NCCL assumes more overhead "
-    "(INTEL_P2P_OVERHEAD in NCCL src/graph/topo.h).")
+    "pcie_p2p_efficiency", 0.65, "fraction of nominal per-direction bandwidth",
+    "https://github.com/voipmonitor/rtx6kpro/blob/070506ff96a20039f71a067adcb250e8fe3414f8/hardware/pcie-bandwidth.md",
+    "Large-message all_reduce busbw with P2P over PCIe: 8x RTX PRO 6000 behind three PCIe 5.0 switches on one CPU, "
+    "41.1 GB/s / 63.0 GB/s = 0.652 (case P06). It combines PCIe packet overhead (a host-to-device copy over PCIe 5.0 "
+    "x16 reaches 55.4 GB/s = 88 %, https://github.com/stas00/ml-engineering/blob/master/network/README.md) with NCCL's "
+    "ring protocol cost, as RING_EFFICIENCY does for NVLink.")
 
 HOST_STAGED_EFFICIENCY = Parameter(
     "host_staged_efficiency", 0.33, "fraction of nominal PCIe per-direction bandwidth",
