@@ -233,6 +233,22 @@ def test_a_failing_rank_stops_the_run_with_its_message(monkeypatch):
     assert "\n" not in str(info.value)
 
 
+def _die_silently_on_rank_1(rank, num_ranks, port, send):
+    """A launch_workers target (module level, so spawn can import it): rank 1 exits at once, rank 0 would wait."""
+    if rank == 1:
+        os._exit(3)
+    time.sleep(60)
+
+
+def test_the_rank_that_died_is_named_not_the_one_the_launcher_stopped():
+    from gpucomm.bench.launch import launch_workers
+
+    start = time.monotonic()
+    with pytest.raises(GpucommError, match=r"^rank 1 exited with code 3 without an error message$"):
+        launch_workers(_die_silently_on_rank_1, 2)
+    assert time.monotonic() - start < 30  # rank 0 was stopped, not waited for
+
+
 def test_a_missing_peer_fails_after_the_timeout_with_a_message():
     # Rank 0 of 2, and rank 1 never comes: the process group gives up after timeout_s.
     from gpucomm.bench.launch import free_port

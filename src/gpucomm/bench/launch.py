@@ -214,6 +214,8 @@ def launch_workers(target, num_ranks: int, args: tuple = (), *, on_message=None,
             for p in procs:
                 p.join(max(0.0, deadline - time.monotonic()))
     finally:
+        # which ranks had died on their own, before _stop terminates the rest: those are the ones to blame
+        exit_codes = [p.exitcode for p in procs]
         _stop(procs)
         messages.cancel_join_thread()
         messages.close()
@@ -223,7 +225,10 @@ def launch_workers(target, num_ranks: int, args: tuple = (), *, on_message=None,
         more = f" (and {others} more rank{'s' if others > 1 else ''} failed)" if others else ""
         raise GpucommError(f"rank {rank}: {text}{more}")
     if len(done) < num_ranks:
-        rank, code = next((rank, p.exitcode) for rank, p in enumerate(procs) if rank not in done)
+        missing = [rank for rank in range(num_ranks) if rank not in done]
+        died = [rank for rank in missing if exit_codes[rank] not in (None, 0)]
+        rank = (died or missing)[0]
+        code = exit_codes[rank] if exit_codes[rank] is not None else procs[rank].exitcode
         progress = f" {describe_progress()}" if describe_progress else ""
         raise GpucommError(f"rank {rank} {_exit_text(code)} without an error message{progress}")
     return [done[rank] for rank in range(num_ranks)]
