@@ -93,3 +93,19 @@ def test_tp_step_refuses_a_link_the_gpu_does_not_have(gpu, link, needle):
 def test_a_network_for_one_node_is_refused():
     with pytest.raises(GpucommError, match="single node"):
         collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink4", network="ib_ndr")
+
+
+def test_training_tp_all_reduces_carry_one_micro_batch_each():
+    from gpucomm.hardware.calibration import LL_BASE_LATENCY_S
+    from gpucomm.tp import get_model, tp_all_reduce_bytes
+    from gpucomm.training import step_comm
+
+    layers, hidden = get_model("llama-3-8b").num_layers, get_model("llama-3-8b").hidden_size
+    tp = step_comm("llama-3-8b", "tp", num_gpus=4, link="nvlink4", global_batch_tokens=64 * 8192, seq_len=8192)
+    (coll, size, count), = tp.collectives
+    assert (coll, size, count) == ("all_reduce", tp_all_reduce_bytes(8192, hidden, dtype="bf16"), 4 * layers * 64)
+    # same bytes as one all_reduce per layer over all tokens, but 64x the calls: the latency term counts 64 times
+    assert tp.volume_bytes == 4 * layers * tp_all_reduce_bytes(64 * 8192, hidden, dtype="bf16") * 2 * 3 / 4
+    assert tp.time_s > 4 * layers * 64 * LL_BASE_LATENCY_S.value
+    short = step_comm("llama-3-8b", "tp", num_gpus=4, link="nvlink4", global_batch_tokens=1024, seq_len=8192)
+    assert short.collectives[0][1:] == (tp_all_reduce_bytes(1024, hidden, dtype="bf16"), 4 * layers)

@@ -64,8 +64,8 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
     strategy : {"dp", "fsdp", "pp", "tp"}
         ``dp``: gradient all_reduce of all weights. ``fsdp``: ZeRO-3 (all_gather weights in forward and
         backward, reduce_scatter gradients). ``pp``: ``num_gpus`` stages, activations sent forward and
-        gradients backward for each micro-batch. ``tp``: 4 all_reduces per layer (forward + backward) over
-        all tokens of the step.
+        gradients backward for each micro-batch. ``tp``: 4 all_reduces per layer (forward + backward) for
+        each micro-batch, each over that micro-batch's ``seq_len x micro_batch`` tokens.
     num_gpus : int
         GPUs in the group (DP/FSDP replicas, PP stages, or TP degree), >= 2.
     link : str or Link
@@ -134,10 +134,12 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
         t = 2 * micro_batches * collective_cost("send_recv", act, num_ranks=2, link=link, **fabric).time_s
         return StepComm(strategy, volume, t, max(0.0, t - compute_s) if overlap else t, calls)
     else:  # tp
-        tokens = global_batch_tokens
+        # each micro-batch runs its own forward and backward: the all_reduces carry one micro-batch's tokens
+        tokens = min(seq_len * micro_batch, global_batch_tokens)
+        micro_batches = max(global_batch_tokens // tokens, 1)
         msg = tp_all_reduce_bytes(tokens, cfg.hidden_size, dtype=act_dtype)
-        calls = (("all_reduce", msg, 4 * cfg.num_layers),)
-        volume = 4 * cfg.num_layers * msg * 2 * (n - 1) / n
+        calls = (("all_reduce", msg, 4 * cfg.num_layers * micro_batches),)
+        volume = 4 * cfg.num_layers * micro_batches * msg * 2 * (n - 1) / n
     t = sum(cost(coll, size) * count for coll, size, count in calls)
     hideable = overlap and strategy != "tp"
     return StepComm(strategy, volume, t, max(0.0, t - compute_s) if hideable else t, calls)
