@@ -230,7 +230,8 @@ def test_fit_cli_bad_input_exits_2_with_one_line(tmp_path, capsys):
     for argv, match in [([str(tmp_path / "missing.jsonl")], "cannot be read"),
                         ([str(path), "--link", "nvlink9"], "unknown link"),
                         ([str(path), "--gpus", "8"], "expected --link too"),
-                        ([str(path), "--plot", str(tmp_path / "fit.png")], "ending in .html")]:
+                        ([str(path), "--plot", str(tmp_path / "fit.png")], "ending in .html"),
+                        ([str(path), "--plot", ""], "--plot ''")]:
         assert fit_cli(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("gpucomm fit: error: ") and match in err[0], err

@@ -92,3 +92,18 @@ def test_tp_command_reproduces_seed_counts():
     data = json.loads(out.stdout)
     assert data["msg_bytes"] == 64 * 2**20 and data["all_reduces"] == 160
     assert data["time_s"] * 1e3 == pytest.approx(96.48, rel=0.15)
+
+
+def test_validate_fits_the_terminal_and_lists_sweeps_on_request():
+    import os
+
+    narrow = subprocess.run([sys.executable, "-m", "gpucomm.cli", "validate"], capture_output=True, text=True,
+                            env={**os.environ, "COLUMNS": "100"})
+    assert narrow.returncode == 0, narrow.stderr
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 100
+    assert "pcie_large" in narrow.stdout and "--all lists them" in narrow.stdout
+    assert "Azure A100x8 1G" not in narrow.stdout and "-0 %" not in narrow.stdout
+    assert "11.4 ms" in narrow.stdout  # the seed's PCIe time, not 1.137e+04 us
+    every = subprocess.run([sys.executable, "-m", "gpucomm.cli", "validate", "--all"], capture_output=True, text=True,
+                           env={**os.environ, "COLUMNS": "220"})
+    assert "Azure A100x8 1G" in every.stdout and "H200x8 16GiB" in every.stdout

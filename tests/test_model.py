@@ -229,6 +229,15 @@ def test_inter_socket_link_is_refused_where_traffic_does_not_cross_it():
         collective_cost("all_reduce", 2**20, num_ranks=4, link="pcie4", inter_socket="upi")
     # a bridged pair talks over its bridge; only a ring over more GPUs leaves it for PCIe and the sockets
     pair = dict(link="nvlink3", topology="pairs", inter_socket="upi_skylake")
-    two = collective_cost("all_reduce", 2**30, num_ranks=2, **pair)
-    assert two.time_s == collective_cost("all_reduce", 2**30, num_ranks=2, link="nvlink3", topology="pairs").time_s
+    with pytest.raises(GpucommError, match="2 GPUs of a bridged pair: their traffic stays on the NVLink bridge"):
+        collective_cost("all_reduce", 2**30, num_ranks=2, **pair)
     assert collective_cost("all_reduce", 2**30, num_ranks=4, **pair).busbw_bytes_per_s < 10e9
+    with pytest.raises(GpucommError, match="topology 'pairs' with link 'pcie5'"):
+        collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie5", topology="pairs")
+
+
+def test_measured_socket_link_is_used_where_published():
+    # dual EPYC Turin: NCCL plans with 32 GB/s, GPUs measure ~47.5 GB/s each way; the PCIe 5.0 P2P ring (~41 GB/s) is
+    # then the slower hop, so the socket link does not limit it
+    across = collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5", inter_socket="xgmi_zen5")
+    assert across.time_s == collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5").time_s

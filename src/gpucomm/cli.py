@@ -19,7 +19,7 @@ from gpucomm import GpucommError, __version__
 from gpucomm.cliutil import OneLineErrorParser, int_arg, size_arg
 from gpucomm.collectives import COLLECTIVES
 from gpucomm.cost import ALGORITHMS, collective_cost
-from gpucomm.hardware import INTER_SOCKET_LINKS, link_keys
+from gpucomm.hardware import INTER_SOCKET_LINKS, get_inter_socket_link, link_keys
 from gpucomm.tp import MODELS, tp_forward_comm, tp_step
 from gpucomm.units import format_size, format_time
 
@@ -55,13 +55,20 @@ def _cmd_cost(args) -> int:
                            nics_per_node=args.nics_per_node, gpus_per_uplink=args.gpus_per_uplink,
                            pcie_link=args.pcie_link or "pcie4", inter_socket=args.inter_socket)
     if args.json:
-        print(json.dumps(cost.as_dict()))
+        fabric = dict(topology=args.topology, mesh_size=args.mesh_size if args.topology == "mesh" else None,
+                      gpus_per_uplink=args.gpus_per_uplink,
+                      inter_socket=args.inter_socket and get_inter_socket_link(args.inter_socket).key)
+        print(json.dumps({**cost.as_dict(), **fabric}))
         return 0
     where = f"{args.gpus} GPUs over {cost.link}" + (" (no P2P: staged through host memory)" if args.no_p2p else "")
     if args.topology == "mesh":
         where += f" (point-to-point mesh of {args.mesh_size})"
+    if args.topology == "pairs":
+        where += f" (NVLink-bridged pairs, {args.pcie_link or 'pcie4'} between them)"
+    if args.gpus_per_uplink > 1:
+        where += f", {args.gpus_per_uplink} GPUs per PCIe uplink"
     if args.inter_socket:
-        where += f", across two sockets ({args.inter_socket})"
+        where += f", across two sockets ({get_inter_socket_link(args.inter_socket).key})"
     if args.nodes > 1:
         where += f", {args.nodes} nodes over {args.network}"
     _print_table(f"{args.collective} of {format_size(cost.msg_bytes)} on {where}", [
@@ -128,7 +135,15 @@ def _cmd_tp(args) -> int:
     return 0
 
 
+def _percent(error: float) -> str:
+    """``+12 %``, ``-3 %``, and ``0 %`` (never ``-0 %``) for a relative error."""
+    pct = round(100 * error)
+    return f"{pct:+d} %" if pct else "0 %"
+
+
 def _cmd_validate(args) -> int:
+    import shutil
+
     from rich.console import Console
     from rich.table import Table
 
@@ -139,16 +154,29 @@ def _cmd_validate(args) -> int:
         print(json.dumps({"results": [dict(r.__dict__, error=r.error) for r in results],
                           "summary": [dict(s.__dict__, target=s.target) for s in summarize(results)]}))
         return 0
+    width = shutil.get_terminal_size((200, 24)).columns  # the terminal's width, or $COLUMNS; 200 when piped
+    narrow = width < 150
+    shown = [r for r in results if args.all or not r.label.endswith(" sweep")]
     table = Table(title="all_reduce: model vs published measurements", header_style="bold")
-    for col in ("case", "group", "what", "measured", "model", "error", "algorithm", "note"):
+    columns = ("case", "what", "measured", "model", "error", "note") if narrow else \
+        ("case", "group", "what", "measured", "model", "error", "algorithm", "note")
+    for col in columns:
         table.add_column(col, justify="right" if col in ("measured", "model", "error") else "left")
-    for r in results:
-        unit = " GB/s" if r.metric == "busbw" else " us"
-        note = ("fitted here; " if r.in_sample else "") + r.why
-        table.add_row(r.case_id, r.group, r.label, f"{r.measured:.4g}{unit}", f"{r.predicted:.4g}{unit}",
-                      f"{100 * r.error:+.0f} %", r.algorithm, note)
-    console = Console(width=200)
+
+    def value(x: float, metric: str) -> str:
+        return f"{x:.3g} GB/s" if metric == "busbw" else format_time(x * 1e-6)
+
+    for r in shown:
+        cells = dict(case=r.case_id, group=r.group, what=r.label, measured=value(r.measured, r.metric),
+                     model=value(r.predicted, r.metric), error=_percent(r.error),
+                     algorithm=r.algorithm, note=("fitted here; " if r.in_sample else "") + r.why)
+        table.add_row(*(cells[c] for c in columns))
+    console = Console(width=width)
     console.print(table)
+    hidden = len(results) - len(shown)
+    if hidden:
+        console.print(f"{hidden} sizes of the two full sweeps (Azure A100x8, H200x8) are counted in the summary; "
+                      "--all lists them")
     summary = Table(title="summary (out-of-sample only)", header_style="bold")
     for col in ("group", "cases", "median |error|", "worst |error|", "median factor", "worst factor", "target", "meet it"):
         summary.add_column(col)
@@ -195,13 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
     tp.add_argument("--tp", type=int_arg("TP degree", 1), required=True, help="tensor-parallel degree (>= 1)")
     tp.add_argument("--tokens", type=int_arg("number of tokens", 1), required=True,
-                    help="prompt tokens per sequence (prefill) or tokens already in the KV cache (decode)")
+                    help="prompt tokens per sequence; in decode, the prompt already in the KV cache (see --context)")
     tp.add_argument("--phase", choices=("prefill", "decode"), default="prefill", help="prefill (default) or decode")
     tp.add_argument("--batch", type=int_arg("batch", 1), default=1, help="sequences in flight (default 1)")
     tp.add_argument("--context", type=int_arg("context length", 1), default=None,
-                    help="decode: tokens in the KV cache (default --tokens)")
+                    help="decode with --gpu: tokens in the KV cache each step reads (default --tokens)")
     tp.add_argument("--gpu", default=None, help="GPU catalog key for the roofline compute time, e.g. h100_sxm5")
-    tp.add_argument("--topology", default="switch", help="switch (default) or mesh")
+    tp.add_argument("--topology", default="switch",
+                    help="switch (default), mesh (point-to-point) or pairs (NVLink bridges, PCIe 4.0 between pairs)")
     tp.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=None,
                     help="with --topology mesh: GPUs wired in the mesh (default 8)")
     tp.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
@@ -212,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="the model against every bundled published measurement")
     val.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    val.add_argument("--all", action="store_true", help="also list every size of the two full sweeps")
     val.set_defaults(func=_cmd_validate)
 
     from gpucomm.bench.copy import register_copy_cli

@@ -105,8 +105,9 @@ class Fabric:
         Key of :data:`~gpucomm.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs sit under both
         sockets of a two-socket host (``nvidia-smi topo -m`` shows SYS between some of them);
         None when they share one socket. A ring crosses the socket link once in each direction,
-        every channel of it, so a GPU's ring bandwidth is at most that link's (NCCL gives its
-        SYS link this bandwidth, ``ncclTopoConnectCpus`` in ``src/graph/topo.cc``).
+        every channel of it, so a GPU's ring bandwidth is at most that link's per-direction
+        bandwidth (``InterSocketLink.bw_bytes_per_s``: measured where published, else NCCL's
+        planning figure, which measured Zen 4/5 hosts exceed).
     """
 
     link: Link
@@ -165,6 +166,9 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
                            "expected p2p=False (--no-p2p) or 1")
     if topology == "pairs" and get_link(pcie_link).kind != "pcie":
         raise GpucommError(f"pcie link {pcie_link!r} for bridged pairs: expected one of pcie3, pcie4, pcie5, pcie6")
+    if topology == "pairs" and link.kind != "nvlink":
+        raise GpucommError(f"topology 'pairs' with link {link.key!r}: pairs are GPUs joined by NVLink bridges; expected an "
+                           "NVLink link (e.g. nvlink3) with --topology pairs, or --topology switch for plain PCIe")
     if inter_socket is not None:
         inter_socket = get_inter_socket_link(inter_socket).key
         if link.kind != "pcie" and topology != "pairs":
@@ -501,6 +505,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
                          inter_socket=inter_socket)
     if n % fabric.num_nodes:
         raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
+    if fabric.inter_socket is not None and fabric.topology == "pairs" and n // fabric.num_nodes <= 2:
+        raise GpucommError(f"inter-socket link {fabric.inter_socket!r} with {n} GPUs of a bridged pair: their traffic stays "
+                           "on the NVLink bridge; expected more than 2 GPUs per node, or no inter-socket link")
     if algorithm != "auto" and algorithm not in ALGORITHMS_FOR[collective]:
         raise GpucommError(f"algorithm {algorithm!r} does not implement {collective}: expected one of "
                            f"auto, {', '.join(ALGORITHMS_FOR[collective])}")

@@ -15,7 +15,7 @@ from importlib import resources
 
 from gpucomm.collectives import busbw_factor
 from gpucomm.cost import collective_cost
-from gpucomm.hardware import Link, get_gpu
+from gpucomm.hardware import Link, get_gpu, get_inter_socket_link
 from gpucomm.measurements import case, seed_llama70b_tp4
 
 GROUPS = ("nvlink_large", "pcie_large", "small_latency")
@@ -31,6 +31,11 @@ def _bridge(gpu_key: str) -> Link:
     gpu = get_gpu(gpu_key)
     return Link(f"{gpu.key}_nvlink", f"{gpu.name} NVLink bridge", "nvlink", gpu.nvlink_bw_bytes_per_s,
                 gpu.nvlink_bidir_marketing_bytes_per_s, 0, gpu.source, gpu.notes)
+
+
+def _socket_gb(key: str, *, nccl: bool = False) -> float:
+    link = get_inter_socket_link(key)
+    return (link.nccl_bw_bytes_per_s if nccl else link.bw_bytes_per_s) / 1e9
 
 
 @dataclass(frozen=True)
@@ -77,25 +82,28 @@ CASES = (
          why="host path of this server unknown (PCIe switches, memory copy rate); the model assumes a DGX-class host"),
     Case("C02", "pcie_large", "busbw", "A40 server, 4 GPUs over 2 sockets, P2P off, 1 GiB",
          dict(link="pcie4", p2p=False, inter_socket="upi_skylake"),
-         why="CPU not stated; a PCIe 4.0 host is Ice Lake (NCCL: 10 GB/s socket link) or EPYC (16-24 GB/s). Even the "
-             "slowest leaves ~10 GB/s, so the socket link's bandwidth does not explain 1.4 GB/s: the staged copies "
-             "across sockets on this host do"),
+         why=f"CPU not stated: a PCIe 4.0 host is Ice Lake or EPYC, and the slowest of their socket links in the catalog "
+             f"(upi_skylake, {_socket_gb('upi_skylake'):.0f} GB/s) still allows far more than 1.4 GB/s: the staged copies "
+             f"across sockets on this host are slow, which no catalog entry describes"),
     Case("P01", "pcie_large", "busbw", "8x RTX 5090, P2P (patched driver), dual EPYC Turin, 128 MiB",
          dict(link="pcie5", inter_socket="xgmi_zen5"),
-         why="bounded by NCCL's 32 GB/s figure for the Turin socket link; cross-socket P2P on Turin measures ~51 GB/s "
-             "(case P02's page), so NCCL's planning figure is conservative here"),
-    Case("P02", "pcie_large", "busbw", "7x RTX PRO 6000, P2P, dual EPYC Turin, 4 GiB",
-         dict(link="pcie5", inter_socket="xgmi_zen5"), why="same socket-link bound as P01"),
+         why=f"the Turin socket link ({_socket_gb('xgmi_zen5'):.1f} GB/s measured each way; NCCL plans with "
+             f"{_socket_gb('xgmi_zen5', nccl=True):.0f}) is faster than the PCIe P2P ring, so it does not limit it"),
+    Case("P02", "pcie_large", "busbw", "7 GPUs (RTX PRO 6000, RTX 5090), P2P, dual EPYC Turin, 4 GiB",
+         dict(link="pcie5", inter_socket="xgmi_zen5"), why="as P01"),
     Case("P03", "pcie_large", "busbw", "2x RTX 2080 Ti, PIX, no P2P (GeForce), PCIe 3.0, 1 GiB",
          dict(link="pcie3", p2p=False)),
     Case("P04", "pcie_large", "busbw", "8x RTX 5090, no P2P (stock driver), dual Xeon 8480+, 1-8 GiB",
-         dict(link="pcie5", p2p=False, inter_socket="upi_sapphire_rapids"),
-         why="P2P assumed off: the stock GeForce driver has none (https://github.com/aikitoria/open-gpu-kernel-modules "
-             "patches it in); staged traffic is limited by host memory, which the model does not know"),
+         dict(link="pcie5", p2p=False),
+         why="P2P assumed off, as with any stock GeForce driver (https://github.com/aikitoria/open-gpu-kernel-modules "
+             "patches it in); the issue does not say. NCCL's maintainer: on PCI systems the CPU and memory bandwidth "
+             "decide, which the model does not describe"),
     Case("P05", "pcie_large", "busbw", "4x RTX 5090, no P2P (stock driver), same host as P04, 1-8 GiB",
-         dict(link="pcie5", p2p=False), why="4 GPUs: fewer flows share the host's memory bandwidth than in P04"),
+         dict(link="pcie5", p2p=False),
+         why="the model gives the same staged rate for 4 and 8 GPUs; the host gives 4 GPUs more (fewer flows through "
+             "host memory, or all 4 on one socket: the issue does not say which)"),
     Case("P06", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 3 PCIe 5.0 switches, one CPU", dict(link="pcie5"),
-         in_sample=True, why="PCIe P2P ring efficiency is this measurement"),
+         in_sample=True, why="PCIe P2P ring efficiency is this measurement (NCCL_MIN_NCHANNELS=8)"),
     Case("P07", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 4 PCIe 5.0 switches, one CPU", dict(link="pcie5")),
     Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", dict(link="nvlink3", algorithm="ring"),
          in_sample=True, why="LL latency line is fitted to this table"),

@@ -320,9 +320,10 @@ def fit_main(args: argparse.Namespace) -> int:
     """Run ``gpucomm fit``: print the fit (and the comparison); exit status 0, or 2 on bad input."""
     from gpucomm.bench.results import read_results
 
-    if args.plot and not args.plot.lower().endswith((".html", ".htm")):
+    if args.plot is not None and not args.plot.lower().endswith((".html", ".htm")):
         # the plot is an interactive plotly page; a .png name would get HTML inside it
-        return _error(f"--plot {args.plot!r} is written as a standalone HTML page: expected a file name ending in .html")
+        return _error(f"--plot {args.plot!r} is written as a standalone HTML page: expected a file name ending in "
+                      ".html (or .htm)")
     try:
         results = read_results(args.results)
         for number, record in enumerate(results, start=1):
@@ -373,7 +374,7 @@ def fit_main(args: argparse.Namespace) -> int:
         big = comparison[-1]
         print(f"# at the largest size ({format_size(big['msg_bytes'])}): measured {to_gb_per_s(big['busbw_bytes_per_s']):.3g} "
               f"GB/s, model {to_gb_per_s(big['model_busbw_bytes_per_s']):.3g} GB/s, ratio {big['ratio']:.2f}")
-    if args.plot:
+    if args.plot is not None:
         try:
             label = f"catalog: {args.link}, {args.gpus or report.num_ranks} GPUs" if comparison else None
             fig = fit_figure(results, report, comparison=comparison, label=label)

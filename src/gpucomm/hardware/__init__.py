@@ -14,7 +14,7 @@ from gpucomm.hardware.gpus import GPU, GPUS, get_gpu
 from gpucomm.hardware.links import LINKS, NVLINK_C2C, Link, get_link, link_keys
 from gpucomm.hardware.network import NETWORKS, NetworkLink, get_network
 from gpucomm.hardware.nvswitch import NVSWITCHES, SYSTEMS, NVSwitchGen, System, get_nvswitch, get_system
-from gpucomm.hardware.pcie import (HOST_HOPS, INTER_SOCKET_LINKS, PCIE_GENS, PCIeGen, get_host_hop,
+from gpucomm.hardware.pcie import (HOST_HOPS, INTER_SOCKET_LINKS, PCIE_GENS, InterSocketLink, PCIeGen, get_host_hop,
                                    get_inter_socket_link, get_pcie_gen, pcie_bw_bytes_per_s)
 
 __all__ = [
@@ -23,5 +23,5 @@ __all__ = [
     "NETWORKS", "NetworkLink", "get_network",
     "NVSWITCHES", "NVSwitchGen", "get_nvswitch", "SYSTEMS", "System", "get_system",
     "PCIE_GENS", "PCIeGen", "get_pcie_gen", "pcie_bw_bytes_per_s", "HOST_HOPS", "get_host_hop",
-    "INTER_SOCKET_LINKS", "get_inter_socket_link",
+    "INTER_SOCKET_LINKS", "InterSocketLink", "get_inter_socket_link",
 ]

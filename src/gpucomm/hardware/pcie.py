@@ -10,8 +10,9 @@ The x16 values agree with the ``pcie3``...``pcie6`` entries of :mod:`gpucomm.har
 (checked by ``tests/test_catalog.py``).
 
 The inter-socket link (Intel QPI/UPI, AMD Infinity Fabric/xGMI) that a ``SYS`` path crosses is
-in :data:`INTER_SOCKET_LINKS`, with the effective per-direction rates NCCL's topology code
-assigns to it per CPU family (no vendor publishes a sustained GPU-traffic rate for it).
+in :data:`INTER_SOCKET_LINKS`: per CPU family, the per-direction figure NCCL's topology code
+assigns to it, and a published GPU-to-GPU measurement across the sockets where one exists (no
+vendor publishes a sustained GPU-traffic rate for it).
 """
 
 from __future__ import annotations
@@ -283,37 +284,87 @@ def get_host_hop(key: str | Link) -> Link:
 
 # --- the inter-socket hop -------------------------------------------------------------------
 
-def _socket_link(key: str, name: str, macro: str, gb_per_s: float, year: int, cpus: str) -> Link:
-    bw = gb_per_s * 1e9
-    return Link(
-        key=key, name=name, kind="inter_socket", bw_bytes_per_s=bw, bidir_marketing_bytes_per_s=2 * bw, year=year,
-        source=f"{_NCCL_COMMIT}/src/graph/topo.h",
-        notes=(f"NCCL's effective per-direction bandwidth for the link between two CPU sockets of this family: "
-               f"#define {macro} {gb_per_s} (GB/s) in src/graph/topo.h [V], chosen by CPU vendor and model in "
-               f"ncclTopoGetInterCpuBw ({_NCCL_COMMIT}/src/graph/topo.cc) [V]; NCCL connects every pair of CPU (NUMA) "
-               f"nodes with a LINK_SYS of this bandwidth, so a ring that crosses sockets is bounded by it. {cpus} "
-               f"It is NCCL's planning figure, not a datasheet rate; the bidir field is simply twice it."))
+_RTX6KPRO = ("https://github.com/voipmonitor/rtx6kpro/blob/070506ff96a20039f71a067adcb250e8fe3414f8/hardware/"
+             "pcie-bandwidth.md")
 
 
-INTER_SOCKET_LINKS: dict[str, Link] = {link.key: link for link in (
-    _socket_link("qpi_broadwell", "Intel QPI (Broadwell and older Xeon)", "BDW_QPI_BW", 6.0, 2014,
+@dataclass(frozen=True)
+class InterSocketLink:
+    """The link between the two CPU sockets of a server, as GPU traffic that crosses it sees it.
+
+    Attributes
+    ----------
+    key : str
+        ``"upi_skylake"``, ``"xgmi_zen5"``...
+    name : str
+        CPU family and link name.
+    nccl_bw_bytes_per_s : float
+        NCCL's figure for this CPU family, per direction, in bytes/s: the weight its topology
+        search gives the link between two CPU (NUMA) nodes (``src/graph/topo.h``, chosen in
+        ``ncclTopoGetInterCpuBw``). A planning figure, not a datasheet rate.
+    measured_bw_bytes_per_s : float or None
+        Published GPU-to-GPU P2P bandwidth across the two sockets of such a host, per direction
+        while both directions run (a ring sends both ways at once), in bytes/s; None where no
+        measurement is public.
+    source : str
+        URL of the measurement if there is one, else of NCCL's ``topo.h``.
+    notes : str
+        Where each figure comes from.
+    """
+
+    key: str
+    name: str
+    nccl_bw_bytes_per_s: float
+    measured_bw_bytes_per_s: float | None
+    source: str
+    notes: str
+
+    @property
+    def bw_bytes_per_s(self) -> float:
+        """The figure the cost model bounds a ring with: the measurement where one exists, else NCCL's."""
+        return self.measured_bw_bytes_per_s or self.nccl_bw_bytes_per_s
+
+
+def _socket_link(key: str, name: str, macro: str, gb_per_s: float, cpus: str = "",
+                 measured_gb_per_s: float | None = None, measured_source: str = "", measured: str = "") -> InterSocketLink:
+    nccl = (f"NCCL: #define {macro} {gb_per_s} (GB/s) in {_NCCL_COMMIT}/src/graph/topo.h [V], chosen by CPU vendor and "
+            f"model in ncclTopoGetInterCpuBw ({_NCCL_COMMIT}/src/graph/topo.cc) [V]; NCCL joins every pair of CPU (NUMA) "
+            f"nodes with a LINK_SYS of this bandwidth. {cpus}")
+    return InterSocketLink(
+        key=key, name=name, nccl_bw_bytes_per_s=gb_per_s * 1e9,
+        measured_bw_bytes_per_s=None if measured_gb_per_s is None else measured_gb_per_s * 1e9,
+        source=measured_source or f"{_NCCL_COMMIT}/src/graph/topo.h",
+        notes=(f"Measured: {measured} " if measured else "No public GPU-to-GPU measurement across the sockets: "
+               "the model uses NCCL's planning figure. ") + nccl)
+
+
+INTER_SOCKET_LINKS: dict[str, InterSocketLink] = {link.key: link for link in (
+    _socket_link("qpi_broadwell", "Intel QPI (Broadwell and older Xeon)", "BDW_QPI_BW", 6.0,
                  "Used for every Intel x86 model NCCL does not recognise as Skylake, Sapphire or Emerald Rapids."),
-    _socket_link("upi_skylake", "Intel UPI (Skylake to Ice Lake Xeon)", "SKL_QPI_BW", 10.0, 2017,
-                 "Also what NCCL prints for a SYS path on such hosts, e.g. 'CPU/0-0 (3/10.0/SYS)' in "
+    _socket_link("upi_skylake", "Intel UPI (Skylake to Ice Lake Xeon)", "SKL_QPI_BW", 10.0,
+                 "What NCCL prints for a SYS path on such hosts, e.g. 'CPU/0-0 (3/10.0/SYS)' in "
                  "https://github.com/NVIDIA/nccl-tests/issues/307 ."),
-    _socket_link("upi_sapphire_rapids", "Intel UPI 2.0 (Sapphire Rapids Xeon)", "SRP_QPI_BW", 22.0, 2023, ""),
-    _socket_link("upi_emerald_rapids", "Intel UPI 2.0 (Emerald Rapids Xeon)", "ERP_QPI_BW", 40.0, 2023, ""),
-    _socket_link("xgmi_zen2", "AMD Infinity Fabric / xGMI (EPYC Naples, Rome: Zen 1-2)", "AMD_ZEN12_BW", 16.0, 2017,
+    _socket_link("upi_sapphire_rapids", "Intel UPI 2.0 (Sapphire Rapids Xeon)", "SRP_QPI_BW", 22.0),
+    _socket_link("upi_emerald_rapids", "Intel UPI 2.0 (Emerald Rapids Xeon)", "ERP_QPI_BW", 40.0),
+    _socket_link("xgmi_zen2", "AMD Infinity Fabric / xGMI (EPYC Naples, Rome: Zen 1-2)", "AMD_ZEN12_BW", 16.0,
                  "DGX A100 has two EPYC 7742 (Rome) sockets."),
-    _socket_link("xgmi_zen4", "AMD Infinity Fabric / xGMI (EPYC Milan, Genoa: Zen 3-4)", "AMD_ZEN34_BW", 24.0, 2021, ""),
-    _socket_link("xgmi_zen5", "AMD Infinity Fabric / xGMI (EPYC Turin: Zen 5)", "AMD_ZEN5_BW", 32.0, 2024, ""),
+    _socket_link("xgmi_zen4", "AMD Infinity Fabric / xGMI (EPYC Milan, Genoa: Zen 3-4)", "AMD_ZEN34_BW", 24.0,
+                 measured_gb_per_s=32.0, measured_source=_RTX6KPRO,
+                 measured="dual EPYC 9374F (Genoa), RTX PRO 6000: cross-NUMA P2P ~64 GB/s bidirectional, so 32 GB/s "
+                          "each way (~39 GB/s one way alone) [C]."),
+    _socket_link("xgmi_zen5", "AMD Infinity Fabric / xGMI (EPYC Turin: Zen 5)", "AMD_ZEN5_BW", 32.0,
+                 measured_gb_per_s=47.5, measured_source=_RTX6KPRO,
+                 measured="dual EPYC Turin hosts with RTX PRO 6000: cross-NUMA P2P ~95-99 GB/s bidirectional (ASUS "
+                          "ESC8000A-E13P ~95, another dual Turin ~99), so at least 47.5 GB/s each way [C]; on a dual "
+                          "EPYC 9575F host every cross-socket pair of RTX 5090 reaches ~111 GB/s bidirectional "
+                          "(https://github.com/aikitoria/open-gpu-kernel-modules/blob/"
+                          "08dc34555bf8cdacdd89237da42419e6ce5efdc4/README.md). NCCL's figure is well below both."),
 )}
-"""The link between the two sockets of a server, by key (``"upi_skylake"``, ``"xgmi_zen2"``...):
-NCCL's effective per-direction rate for each CPU family, in ``bw_bytes_per_s``."""
+"""The link between the two sockets of a server, by key (``"upi_skylake"``, ``"xgmi_zen5"``...)."""
 
 
-def get_inter_socket_link(key: str | Link) -> Link:
-    """Look up an inter-socket link by key (case-insensitive); a :class:`Link` is returned unchanged.
+def get_inter_socket_link(key: str | InterSocketLink) -> InterSocketLink:
+    """Look up an inter-socket link by key (case-insensitive); an entry is returned unchanged.
 
     Raises
     ------
@@ -324,7 +375,8 @@ def get_inter_socket_link(key: str | Link) -> Link:
     --------
     >>> get_inter_socket_link("upi_skylake").bw_bytes_per_s / 1e9
     10.0
-    >>> get_inter_socket_link("xgmi_zen2").bw_bytes_per_s / 1e9
-    16.0
+    >>> link = get_inter_socket_link("xgmi_zen5")
+    >>> link.nccl_bw_bytes_per_s / 1e9, link.bw_bytes_per_s / 1e9
+    (32.0, 47.5)
     """
-    return lookup(INTER_SOCKET_LINKS, key, what="inter-socket link", entry_type=Link)
+    return lookup(INTER_SOCKET_LINKS, key, what="inter-socket link", entry_type=InterSocketLink)
