@@ -108,4 +108,9 @@ def test_training_tp_all_reduces_carry_one_micro_batch_each():
     assert tp.volume_bytes == 4 * layers * tp_all_reduce_bytes(64 * 8192, hidden, dtype="bf16") * 2 * 3 / 4
     assert tp.time_s > 4 * layers * 64 * LL_BASE_LATENCY_S.value
     short = step_comm("llama-3-8b", "tp", num_gpus=4, link="nvlink4", global_batch_tokens=1024, seq_len=8192)
-    assert short.collectives[0][1:] == (tp_all_reduce_bytes(1024, hidden, dtype="bf16"), 4 * layers)
+    assert short.collectives == (("all_reduce", tp_all_reduce_bytes(1024, hidden, dtype="bf16"), 4 * layers),)
+    # 8191 tokens in 4096-token micro-batches: one full micro-batch and one of 4095 tokens, no token dropped
+    odd = step_comm("llama-3-8b", "tp", num_gpus=4, link="nvlink4", global_batch_tokens=8191, seq_len=4096)
+    assert [c[1:] for c in odd.collectives] == [(tp_all_reduce_bytes(4096, hidden, dtype="bf16"), 4 * layers),
+                                                (tp_all_reduce_bytes(4095, hidden, dtype="bf16"), 4 * layers)]
+    assert odd.volume_bytes == 4 * layers * tp_all_reduce_bytes(8191, hidden, dtype="bf16") * 2 * 3 / 4

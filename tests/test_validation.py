@@ -81,3 +81,15 @@ def test_seed_llama_numbers():
     assert nv.msg_bytes == 64 * 2**20 and nv.all_reduces == 160
     assert nv.total_time_s == pytest.approx(0.096, rel=0.15)   # seed: ~96 ms
     assert pc.total_time_s == pytest.approx(1.8, rel=0.25)     # seed: ~1.8 s
+
+
+def test_validation_figure_keeps_case_order_and_shows_every_target(results):
+    pytest.importorskip("plotly")
+    from gpucomm.plots.validation import validation_figure
+
+    fig = validation_figure(results)
+    assert list(fig.layout.xaxis.categoryarray) == [r.case_id for r in results]
+    assert sum(len(t.x) for t in fig.data) == len(results)
+    assert all(t.marker.symbol[0] == "circle" for t in fig.data)  # the legend shows a filled (out-of-sample) marker
+    title = fig.layout.title.text
+    assert "within 15 %" in title and "within 40 %" in title and "within 2x" in title

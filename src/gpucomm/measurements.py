@@ -25,6 +25,13 @@ class Measurement:
     source: str
 
 
+PCIE5_H2D_COPY = Measurement(
+    "pcie5_h2d_copy_bytes_per_s", 55.4e9, "bytes/s",
+    "host-to-device copy over PCIe 5.0 x16 on an 8x H200 server (the packet overhead of PCIe, ~88 % of 63 GB/s)",
+    "https://github.com/stas00/ml-engineering/blob/master/network/README.md")
+"""A measured PCIe 5.0 x16 copy rate, for the chapters (not a model input)."""
+
+
 def _read(name: str) -> tuple[list[dict], str]:
     text = resources.files("gpucomm").joinpath("data", name).read_text()
     comments = [line for line in text.splitlines() if line.startswith("#")]

@@ -134,12 +134,14 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
         t = 2 * micro_batches * collective_cost("send_recv", act, num_ranks=2, link=link, **fabric).time_s
         return StepComm(strategy, volume, t, max(0.0, t - compute_s) if overlap else t, calls)
     else:  # tp
-        # each micro-batch runs its own forward and backward: the all_reduces carry one micro-batch's tokens
-        tokens = min(seq_len * micro_batch, global_batch_tokens)
-        micro_batches = max(global_batch_tokens // tokens, 1)
-        msg = tp_all_reduce_bytes(tokens, cfg.hidden_size, dtype=act_dtype)
-        calls = (("all_reduce", msg, 4 * cfg.num_layers * micro_batches),)
-        volume = 4 * cfg.num_layers * micro_batches * msg * 2 * (n - 1) / n
+        # each micro-batch runs its own forward and backward: the all_reduces carry one micro-batch's tokens,
+        # and a last, shorter micro-batch takes whatever tokens remain
+        per_micro = seq_len * micro_batch
+        full, rest = divmod(global_batch_tokens, per_micro)
+        sizes = [(per_micro, full)] + ([(rest, 1)] if rest else [])
+        calls = tuple(("all_reduce", tp_all_reduce_bytes(tokens, cfg.hidden_size, dtype=act_dtype), 4 * cfg.num_layers * k)
+                      for tokens, k in sizes if k)
+        volume = sum(size * count for _, size, count in calls) * 2 * (n - 1) / n
     t = sum(cost(coll, size) * count for coll, size, count in calls)
     hideable = overlap and strategy != "tp"
     return StepComm(strategy, volume, t, max(0.0, t - compute_s) if hideable else t, calls)

@@ -21,6 +21,10 @@ from gpucomm.measurements import case, seed_llama70b_tp4
 GROUPS = ("nvlink_large", "pcie_large", "small_latency")
 """large-message busbw on NVLink/NVSwitch, large-message busbw on PCIe, small-message time."""
 
+SMALL_MESSAGE_MAX_BYTES = 64 * 2**10
+"""Sweep sizes up to this (64 KiB) count as small messages, where latency dominates; larger ones form the
+``sweep`` group."""
+
 TARGETS = {"nvlink_large": ("error", 0.15), "pcie_large": ("error", 0.40), "small_latency": ("factor", 2.0)}
 """What a group's prediction should reach (the project's acceptance figures): |error| below 15 % for
 large-message busbw on NVLink/NVSwitch, below 40 % on PCIe, within a factor of 2 for small-message time."""
@@ -170,7 +174,7 @@ def _sweep(name: str, label: str, link: str, min_bytes: int) -> list[Result]:
             continue
         cost = collective_cost("all_reduce", size, num_ranks=n, link=link)
         measured_us = size * busbw_factor("all_reduce", n) / (busbw * 1e9) * 1e6
-        group = "small_latency" if size <= 64 * 2**10 else "sweep"
+        group = "small_latency" if size <= SMALL_MESSAGE_MAX_BYTES else "sweep"
         out.append(Result(f"{label} {r.get('size_label') or r.get('payload')}", group, f"{label} sweep", "time",
                           measured_us, cost.time_s * 1e6, cost.algorithm, False, ""))
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from gpucomm.validation import Result
+from gpucomm.validation import TARGETS, Result
 
 _GROUP_LABELS = {
     "nvlink_large": "large messages, NVLink/NVSwitch (busbw)",
@@ -25,30 +25,52 @@ def validation_figure(results: list[Result]) -> go.Figure:
     Returns
     -------
     plotly.graph_objects.Figure
-        y: predicted / measured (log axis; 1 = exact, dashed band = +-15 %); open markers are in-sample
-        cases (a parameter was fitted on them).
+        x: the cases in ``results`` order; y: predicted / measured (log axis; 1 = exact). The
+        shaded band is the tightest target of :data:`gpucomm.validation.TARGETS`, dotted lines the
+        others. Open markers are in-sample cases (a parameter was fitted on them).
     """
     fig = go.Figure()
     groups = [g for g in _GROUP_LABELS if any(r.group == g for r in results)]
     for group in groups:
-        rs = [r for r in results if r.group == group]
+        # out-of-sample points first, so the legend shows a filled marker; the x order is fixed below
+        rs = sorted((r for r in results if r.group == group), key=lambda r: r.in_sample)
         fig.add_trace(go.Scatter(
             x=[r.case_id for r in rs], y=[r.predicted / r.measured for r in rs], mode="markers",
             name=_GROUP_LABELS[group],
-            marker=dict(size=10, symbol=["circle-open" if r.in_sample else "circle" for r in rs]),
+            marker=dict(size=9, symbol=["circle-open" if r.in_sample else "circle" for r in rs]),
             customdata=[[r.label, r.measured, r.predicted, r.metric, r.why] for r in rs],
-            hovertemplate="%{customdata[0]}<br>measured %{customdata[1]:.4g}, model %{customdata[2]:.4g} "
+            hovertemplate="%{x}: %{customdata[0]}<br>measured %{customdata[1]:.4g}, model %{customdata[2]:.4g} "
                           "(%{customdata[3]})<br>%{customdata[4]}<extra></extra>"))
-    fig.add_hrect(y0=1 / 1.15, y1=1.15, line_width=0, fillcolor="green", opacity=0.1)
+    bands = sorted((1 + value if kind == "error" else value, group) for group, (kind, value) in TARGETS.items())
+    (tight, tight_group), others = bands[0], bands[1:]
+    fig.add_hrect(y0=1 / tight, y1=tight, line_width=0, fillcolor="green", opacity=0.1)
+    for ratio, group in others:
+        for y in (ratio, 1 / ratio):
+            fig.add_hline(y=y, line_dash="dot", line_color="gray", line_width=1)
     fig.add_hline(y=1, line_dash="dash", line_color="gray")
+    sweep = [r.case_id for r in results if r.label.endswith(" sweep")]
+    if sweep:
+        fig.add_annotation(x=sweep[len(sweep) // 2], y=0, yref="paper", yanchor="top", yshift=-6, showarrow=False,
+                           text="sizes of the two sweeps", font=dict(size=10, color="gray"))
     buttons = [dict(label="all", method="update", args=[{"visible": [True] * len(groups)}])]
     for i, group in enumerate(groups):
         buttons.append(dict(label=group.replace("_", " "), method="update",
                             args=[{"visible": [j == i for j in range(len(groups))]}]))
+    targets = "; ".join(f"{g.split('_')[0]} {_target_text(g)}" for _, g in bands)
     fig.update_layout(
-        title="model / measurement for every published case (1 = exact; shaded: within 15 %)",
-        yaxis=dict(type="log", title="predicted / measured"), xaxis=dict(title="case", tickangle=-60),
-        template="plotly_white", height=560, margin=dict(t=110, b=170), legend=dict(orientation="h", y=-0.45),
+        title=dict(text=f"model / measurement for every published case (1 = exact)<br><sup>targets: {targets} "
+                        f"(shaded: {tight_group.split('_')[0]}; dotted: the others)</sup>"),
+        yaxis=dict(type="log", title="predicted / measured"),
+        # every single case is labelled; the sweeps' many sizes are not (hover shows them)
+        xaxis=dict(tickangle=-90, tickfont=dict(size=10), categoryorder="array",
+                   categoryarray=[r.case_id for r in results],
+                   tickvals=[r.case_id for r in results if not r.label.endswith(" sweep")]),
+        template="plotly_white", height=580, margin=dict(t=120, b=140), legend=dict(orientation="h", y=-0.17),
         updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, y=1.13, xanchor="left")],
     )
     return fig
+
+
+def _target_text(group: str) -> str:
+    kind, value = TARGETS[group]
+    return f"within {100 * value:.0f} %" if kind == "error" else f"within {value:g}x"
