@@ -82,6 +82,15 @@ def test_mesh_size_and_context_where_they_apply():
     assert json.loads(decode.stdout)["step_time_s"] > json.loads(short.stdout)["step_time_s"]
 
 
+def test_tp_across_two_sockets_is_bounded_by_the_socket_link():
+    base = ["tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "4096", "--link", "pcie5", "--json"]
+    one = json.loads(run(*base).stdout)
+    two = json.loads(run(*base, "--inter-socket", "qpi_broadwell").stdout)
+    assert two["all_reduce_time_s"] > 3 * one["all_reduce_time_s"]  # 6 GB/s socket link vs ~41 GB/s P2P ring
+    bad = run(*base, "--inter-socket", "qpi")
+    assert bad.returncode == 2 and bad.stderr.startswith("gpucomm tp: error: unknown inter-socket link 'qpi'")
+
+
 def test_unknown_collective():
     out = run("cost", "allreduce", "--link", "nvlink3", "--gpus", "4", "--size", "1MiB")
     assert out.returncode == 2 and "all_reduce" in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -234,6 +234,8 @@ def test_inter_socket_link_is_refused_where_traffic_does_not_cross_it():
     assert collective_cost("all_reduce", 2**30, num_ranks=4, **pair).busbw_bytes_per_s < 10e9
     with pytest.raises(GpucommError, match="topology 'pairs' with link 'pcie5'"):
         collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie5", topology="pairs")
+    with pytest.raises(GpucommError, match="topology 'mesh' with link 'pcie4'.*NVLink"):
+        collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", topology="mesh")
 
 
 def test_measured_socket_link_is_used_where_published():

@@ -119,7 +119,7 @@ def test_garbage_exits_2_with_one_line(tmp_path, capsys, content):
     code, out, err = run(capsys, str(path))
     assert code == 2
     assert out == ""
-    assert len(err.strip().splitlines()) == 1 and err.startswith("gpucomm: error: ")
+    assert len(err.strip().splitlines()) == 1 and err.startswith("gpucomm parse: error: ")
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -155,7 +155,7 @@ def test_gpucomm_parse_when_wired(tmp_path):
     garbage = write_log(tmp_path, "garbage.txt", "not a log\n")
     out = subprocess.run([sys.executable, "-m", "gpucomm.cli", "parse", garbage], capture_output=True, text=True)
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr.count("\n") == 1 and out.stderr.startswith("gpucomm: error: ")
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("gpucomm parse: error: ")
     good = subprocess.run([sys.executable, "-m", "gpucomm.cli", "parse", write_log(tmp_path, "c04.txt",
                                                                                    bundled_log_text("C04"))],
                           capture_output=True, text=True)

@@ -88,7 +88,7 @@ def _cmd_tp(args) -> int:
     if args.context is not None and args.phase != "decode":
         raise GpucommError(f"--context {args.context} only applies to decode (the KV cache read per token): "
                            f"expected --phase decode, or --tokens for the prompt length")
-    fabric = dict(p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size)
+    fabric = dict(p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size, inter_socket=args.inter_socket)
     comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=args.tokens * (args.batch if args.phase == "prefill" else 1),
                            link=args.link, dtype=args.dtype, **fabric)
     step = None
@@ -236,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
     tp.add_argument("--dtype", default="fp16", help="activation dtype: fp16 (default), bf16, fp32, fp8")
     tp.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
+    tp.add_argument("--inter-socket", default=None,
+                    help=f"TP GPUs under both sockets (SYS): the socket link, one of {', '.join(INTER_SOCKET_LINKS)}")
     tp.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     tp.set_defaults(func=_cmd_tp)
 
@@ -263,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _missing_torch() -> int:
-    print("gpucomm: error: 'gpucomm bench' needs PyTorch: pip install torch", file=sys.stderr)
+    print("gpucomm bench: error: 'gpucomm bench' needs PyTorch: pip install torch", file=sys.stderr)
     return 2
 
 
@@ -291,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `gpucomm ... | head`: the reader left, nothing to report
         return 0
     except GpucommError as exc:
-        print(f"gpucomm: error: {exc}", file=sys.stderr)
+        print(f"gpucomm {args.command}: error: {exc}", file=sys.stderr)  # as argparse and the other verbs say it
         return 2
 
 

@@ -150,6 +150,9 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
         raise GpucommError(f"unknown topology {topology!r}: expected one of {', '.join(TOPOLOGIES)}")
     if topology == "mesh":
         check_num_ranks(mesh_size, minimum=2, maximum=1024)
+        if link.kind != "nvlink":
+            raise GpucommError(f"topology 'mesh' with link {link.key!r}: a point-to-point mesh wires NVLinks GPU to GPU; "
+                               "expected an NVLink link (e.g. nvlink4), or --topology switch for PCIe")
     check_num_ranks(num_nodes, maximum=100_000)
     if num_nodes == 1 and (network is not None or nics_per_node is not None):
         raise GpucommError(f"network {network!r} / NICs per node {nics_per_node!r} given for a single node: "

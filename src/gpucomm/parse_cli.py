@@ -17,7 +17,7 @@ time over ranks by default (``-a 1``) where ``gpucomm bench`` reports the slowes
 
 Exit status: 0, or 1 when the log reports wrong results (``#wrong`` > 0, a non-zero
 ``error`` column, or out-of-bounds values), 2 when the input cannot be read or holds no
-result row (one line on stderr: ``gpucomm: error: ...``).
+result row (one line on stderr: ``gpucomm parse: error: ...``).
 
 This module imports neither torch nor plotly: registering or running ``parse`` works in a
 model-only install.
@@ -310,7 +310,7 @@ def register_parse_cli(subparsers) -> argparse.ArgumentParser:
 
     The subparser's ``func`` default is :func:`run_parse`: it takes the parsed arguments and
     returns the exit status, and raises :class:`gpucomm.GpucommError` (one line) on input it
-    cannot read, which ``gpucomm``'s ``main`` prints as ``gpucomm: error: ...`` with status 2.
+    cannot read, which ``gpucomm``'s ``main`` prints as ``gpucomm parse: error: ...`` with status 2.
 
     Parameters
     ----------
@@ -348,7 +348,7 @@ def parse_main(argv: list[str] | None = None, *, prog: str = "gpucomm parse") ->
     except BrokenPipeError:
         return 0
     except GpucommError as exc:
-        print(f"gpucomm: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"gpucomm parse: error: {_one_line(exc)}", file=sys.stderr)
         return 2
 
 
