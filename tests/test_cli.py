@@ -91,6 +91,16 @@ def test_tp_across_two_sockets_is_bounded_by_the_socket_link():
     assert bad.returncode == 2 and bad.stderr.startswith("gpucomm tp: error: unknown inter-socket link 'qpi'")
 
 
+def test_tp_decode_shows_that_latency_dominates():
+    out = run("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4",
+              "--json")
+    data = json.loads(out.stdout)
+    assert data["all_reduce_latency_s"] > 5 * data["all_reduce_transfer_s"]
+    assert data["all_reduce_latency_s"] + data["all_reduce_transfer_s"] == pytest.approx(data["all_reduce_time_s"])
+    table = run("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4")
+    assert "latency part (alpha)" in table.stdout and "bandwidth part" in table.stdout
+
+
 def test_unknown_collective():
     out = run("cost", "allreduce", "--link", "nvlink3", "--gpus", "4", "--size", "1MiB")
     assert out.returncode == 2 and "all_reduce" in out.stderr and len(out.stderr.strip().splitlines()) == 1

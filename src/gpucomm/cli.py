@@ -100,7 +100,9 @@ def _cmd_tp(args) -> int:
     if args.json:
         out = {"model": comm.model, "tp_size": comm.tp_size, "phase": args.phase, "num_tokens": comm.num_tokens,
                "msg_bytes": comm.msg_bytes, "all_reduces": comm.all_reduces, "all_reduce_time_s": comm.per_all_reduce.time_s,
-               "all_reduce_algorithm": comm.per_all_reduce.algorithm, "comm_time_s": comm.total_time_s,
+               "all_reduce_algorithm": comm.per_all_reduce.algorithm,
+               "all_reduce_latency_s": comm.per_all_reduce.latency_s, "all_reduce_transfer_s": comm.per_all_reduce.transfer_s,
+               "comm_time_s": comm.total_time_s,
                "time_s": comm.total_time_s, "link": comm.per_all_reduce.link, "p2p": comm.per_all_reduce.p2p}
         if step:
             out.update(gpu=step.gpu, compute_time_s=step.compute_s * comm.all_reduces / 2, step_time_s=step.step_s,
@@ -115,6 +117,8 @@ def _cmd_tp(args) -> int:
         ("all_reduces per forward", str(comm.all_reduces)),
         ("time per all_reduce", f"{format_time(comm.per_all_reduce.time_s)} ({comm.per_all_reduce.algorithm}, "
                                 f"{comm.per_all_reduce.protocol})"),
+        ("  latency part (alpha)", format_time(comm.per_all_reduce.latency_s)),
+        ("  bandwidth part", format_time(comm.per_all_reduce.transfer_s)),
         ("all_reduce time per forward", format_time(comm.total_time_s)),
         ("busbw", f"{comm.per_all_reduce.busbw_bytes_per_s / 1e9:.2f} GB/s"),
     ]

@@ -56,6 +56,7 @@ class Case:
     num_ranks: int | None = None
     in_sample: bool = False
     why: str = ""
+    row: str | None = None  # the cases.csv id when several cases come from one row (default: case_id)
 
 
 CASES = (
@@ -65,13 +66,19 @@ CASES = (
     Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", dict(link="nvlink4"), in_sample=True,
          why="ring efficiency of NVLink 4.0 is this measurement"),
     Case("C11", "nvlink_large", "busbw", "8x H100, ring, 4 GiB", dict(link="nvlink4", algorithm="ring"), measured=367.5),
+    *(Case(f"C11n{n}", "nvlink_large", "busbw", f"{n}x H100, NVLS, 2-4 GiB", dict(link="nvlink4", algorithm="nvls"),
+           measured=busbw, num_ranks=n, msg_bytes=4 * 2**30, row="C11")
+      for n, busbw in ((5, 420), (6, 440), (7, 460))),
     Case("C10", "nvlink_large", "busbw", "8x H100, NVLS (maintainer's figure)", dict(link="nvlink4"), msg_bytes=16 * 2**30),
     Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", dict(link="nvlink4"), in_sample=True,
          why="NVLS efficiency is this measurement"),
     Case("C14", "nvlink_large", "busbw", "8x H200, NVLS, 8 GiB", dict(link="nvlink4")),
     Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", dict(link=_bridge("a40"))),
     Case("C28", "nvlink_large", "busbw", "2x RTX 2080 Ti with NVLink bridge, 128 MiB (NCCL 2.6)",
-         dict(link=_bridge("rtx_2080_ti")), why="old NCCL (2.6, 2020): the bridge reached 41% of its rate"),
+         dict(link=_bridge("rtx_2080_ti")),
+         why="old NCCL (2.6, 2020) and an old nccl-tests output whose size column is twice count x 4 bytes: by "
+             "nccl-tests' own algbw (count-based) the bridge reached 41 % of its rate; if the size column is right, "
+             "81 %, which the model would match. The log cannot tell which"),
     Case("C08", "nvlink_large", "busbw", "2 nodes x 8 H100, 8x 200 Gb/s per node, 8 GiB",
          dict(link="nvlink4", num_nodes=2, network="eth_200g"), in_sample=True, why="network efficiency is this measurement"),
     Case("C07", "pcie_large", "busbw", "DGX H100, 4 GPUs, P2P off, PCIe 5.0, 1 GiB", dict(link="pcie5", p2p=False),
@@ -151,7 +158,7 @@ class Result:
 
 
 def _predict(c: Case) -> Result:
-    row = case(c.case_id.rstrip("s"))
+    row = case(c.row or c.case_id.rstrip("s"))
     n = c.num_ranks or int(row["n_gpus"])
     size = c.msg_bytes or int(row["bytes"])
     cost = collective_cost("all_reduce", size, num_ranks=n, **c.model_kwargs)
@@ -164,9 +171,12 @@ def _predict(c: Case) -> Result:
     return Result(c.case_id, c.group, c.label, c.metric, measured, predicted, cost.algorithm, c.in_sample, c.why)
 
 
-def _sweep(name: str, label: str, link: str, min_bytes: int) -> list[Result]:
+def _sweep(name: str, label: str, link: str, min_bytes: int, fitted: tuple[int, int], fitted_why: str) -> list[Result]:
+    """Every size of a bundled sweep from ``min_bytes``; sizes in ``fitted`` (inclusive) and the largest were used to
+    fit calibration parameters, so they are marked in-sample."""
     text = resources.files("gpucomm").joinpath("data", name).read_text()
     rows = list(csv.DictReader(line for line in text.splitlines() if line and not line.startswith("#")))
+    largest = max(int(r["bytes"]) for r in rows)
     out = []
     for r in rows:
         size, n, busbw = int(r["bytes"]), int(r["n_gpus"]), float(r["busbw_GBps"])
@@ -175,8 +185,9 @@ def _sweep(name: str, label: str, link: str, min_bytes: int) -> list[Result]:
         cost = collective_cost("all_reduce", size, num_ranks=n, link=link)
         measured_us = size * busbw_factor("all_reduce", n) / (busbw * 1e9) * 1e6
         group = "small_latency" if size <= SMALL_MESSAGE_MAX_BYTES else "sweep"
+        in_sample = fitted[0] <= size <= fitted[1] or size == largest
         out.append(Result(f"{label} {r.get('size_label') or r.get('payload')}", group, f"{label} sweep", "time",
-                          measured_us, cost.time_s * 1e6, cost.algorithm, False, ""))
+                          measured_us, cost.time_s * 1e6, cost.algorithm, in_sample, fitted_why if in_sample else ""))
     return out
 
 
@@ -189,8 +200,12 @@ def validate() -> list[Result]:
         Cases of :data:`CASES` first, then the Azure A100 and 8x H200 sweeps (time per size).
     """
     results = [_predict(c) for c in CASES]
-    results += _sweep("azure_a100_allreduce_busbw.csv", "Azure A100x8", "nvlink3", 1024)
-    results += _sweep("mleng_8xH200_torch_allreduce.csv", "H200x8", "nvlink4", 32 * 2**10)
+    # calibration.SIMPLE_LATENCY_S is the median start-up cost of the Azure sweep over 16 MiB-1 GiB, with its 8 GiB
+    # busbw as the peak; NVLS_LATENCY_S comes from the H200 sweep over 2 MiB-1 GiB, NVLS_EFFICIENCY from its 16 GiB row
+    results += _sweep("azure_a100_allreduce_busbw.csv", "Azure A100x8", "nvlink3", 1024, (16 * 2**20, 2**30),
+                      "Simple-protocol start-up latency (16 MiB-1 GiB) and peak busbw (8 GiB) are fitted on this sweep")
+    results += _sweep("mleng_8xH200_torch_allreduce.csv", "H200x8", "nvlink4", 32 * 2**10, (2 * 2**20, 2**30),
+                      "NVLS latency (2 MiB-1 GiB) and NVLS efficiency (16 GiB) are fitted on this sweep")
     return results
 
 

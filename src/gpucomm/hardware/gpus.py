@@ -262,15 +262,20 @@ _GPU_LIST = (
                 "accumulate (330.3 with FP16 accumulate); FP8 330.3 (FP32 accumulate); 24 GB, 1,008 GB/s: third-party DB "
                 "[C] https://waredb.com/processor/nvidia-geforce-rtx-4090 (primary Ada whitepaper [U], FP8 unchecked). "
                 f"{_NOT_IN_FACTS} year.")),
-    _gpu("rtx_5090", "GeForce RTX 5090 (no NVLink)", "Blackwell", 2024, "PCIe", pcie=5, mem="GDDR7", mem_gb=32,
+    _gpu("rtx_5090", "GeForce RTX 5090 (no NVLink)", "Blackwell", 2024, "PCIe", pcie=5,
+         fp16=209.5, bf16=209.5, fp8=419.2, mem="GDDR7", mem_gb=32,
          mem_bw=1792 * GB, source="https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5090/",
-         compute_source="https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5090/",
+         compute_source="https://www.codesota.com/hardware/rtx-5090",
          notes=("No NVLink listed; PCIe 5.0 x16; 32 GB GDDR7, 1,792 GB/s: primary NVIDIA page [U], read in [C] "
                 "https://www.elprocus.com/nvidia-geforce-rtx-5090/ , "
                 "https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 . NCCL detects "
-                "missing P2P and disables the transport itself [V] https://github.com/NVIDIA/nccl/issues/1637 ; whether "
-                "the 5090 exposes P2P is not in the fact sheet. arch_year is Blackwell's. "
-                f"{_NOT_IN_FACTS} P2P, FLOP/s.")),
+                "missing P2P and disables the transport itself [V] https://github.com/NVIDIA/nccl/issues/1637 ; the "
+                "stock GeForce driver has no P2P, which a patched driver adds [C] "
+                "https://github.com/aikitoria/open-gpu-kernel-modules/blob/08dc34555bf8cdacdd89237da42419e6ce5efdc4/"
+                "README.md . Tensor FP16/BF16 dense 209.5 TFLOP/s (FP32 accumulate, as for the RTX 4090 entry) [C] "
+                "codesota.com, which is 838.4 sparse FP16 [C] https://www.spheron.network/blog/nvidia-rtx-5090-specs/ "
+                "/ 2 (dense) / 2 (FP32 accumulate at half rate on GeForce); FP8 419.2 dense with FP32 accumulate, derived "
+                "the same way from 1,676.8 sparse (unchecked against the whitepaper). arch_year is Blackwell's.")),
 )
 
 GPUS: dict[str, GPU] = {gpu.key: gpu for gpu in _GPU_LIST}
