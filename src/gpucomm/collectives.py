@@ -21,6 +21,16 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduc
 def check_collective(collective: str) -> str:
     """Return ``collective`` if it is known, else raise a clear error.
 
+    Parameters
+    ----------
+    collective : str
+        Collective name.
+
+    Returns
+    -------
+    str
+        ``collective`` unchanged.
+
     Raises
     ------
     GpucommError
@@ -32,7 +42,25 @@ def check_collective(collective: str) -> str:
 
 
 def check_num_ranks(num_ranks: int, *, minimum: int = 1, maximum: int = 1_000_000) -> int:
-    """Return ``num_ranks`` as int if it is an integer in [minimum, maximum], else raise."""
+    """Return ``num_ranks`` if it is an integer in [minimum, maximum], else raise.
+
+    Parameters
+    ----------
+    num_ranks : int
+        Number of GPUs/ranks to check (a bool is refused).
+    minimum, maximum : int
+        Inclusive bounds.
+
+    Returns
+    -------
+    int
+        ``num_ranks`` unchanged.
+
+    Raises
+    ------
+    GpucommError
+        If ``num_ranks`` is not an int or lies outside [minimum, maximum].
+    """
     if isinstance(num_ranks, bool) or not isinstance(num_ranks, int) or not minimum <= num_ranks <= maximum:
         raise GpucommError(f"number of GPUs/ranks {num_ranks!r} is not valid: expected an integer from {minimum} to {maximum}")
     return num_ranks
@@ -82,7 +110,19 @@ def busbw_factor(collective: str, num_ranks: int) -> float:
 
 
 def algbw_bytes_per_s(msg_bytes: float, time_s: float) -> float:
-    """Algorithm bandwidth ``S / t`` in bytes/s (nccl-tests ``doc/PERFORMANCE.md``).
+    """Algorithm bandwidth ``S / t`` in bytes/s (nccl-tests ``doc/PERFORMANCE.md``, "Algorithm bandwidth").
+
+    Parameters
+    ----------
+    msg_bytes : float
+        Size ``S`` in bytes as nccl-tests reports it (total buffer for all_gather and reduce_scatter).
+    time_s : float
+        Time ``t`` of one operation, in s.
+
+    Returns
+    -------
+    float
+        ``msg_bytes / time_s``, in bytes/s.
 
     Raises
     ------
@@ -103,6 +143,27 @@ def algbw_bytes_per_s(msg_bytes: float, time_s: float) -> float:
 
 def busbw_bytes_per_s(collective: str, msg_bytes: float, time_s: float, num_ranks: int) -> float:
     """Bus bandwidth in bytes/s: ``algbw * busbw_factor(collective, num_ranks)``.
+
+    Parameters
+    ----------
+    collective : str
+        One of :data:`COLLECTIVES`.
+    msg_bytes : float
+        Size ``S`` in bytes as nccl-tests reports it.
+    time_s : float
+        Time of one operation, in s.
+    num_ranks : int
+        Ranks ``n``, >= 1.
+
+    Returns
+    -------
+    float
+        Bus bandwidth in bytes/s, as nccl-tests ``doc/PERFORMANCE.md`` ("Bus bandwidth") defines it.
+
+    Raises
+    ------
+    GpucommError
+        As :func:`algbw_bytes_per_s` and :func:`busbw_factor`.
 
     Examples
     --------

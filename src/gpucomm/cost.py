@@ -132,12 +132,44 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
                 gpus_per_uplink: int = 1, pcie_link: str = "pcie4", inter_socket: str | None = None) -> Fabric:
     """Validate and build a :class:`Fabric`.
 
+    Parameters
+    ----------
+    link : str or Link
+        Each GPU's intra-node link: key of :data:`~gpucomm.hardware.links.LINKS` or an entry.
+    p2p : bool
+        False: P2P disabled or unsupported, traffic staged through host memory (PCIe links only).
+    topology : {"switch", "mesh", "pairs"}
+        How the GPUs are wired (see :class:`Fabric`); ``mesh`` and ``pairs`` need an NVLink link.
+    mesh_size : int
+        GPUs wired in a ``mesh``, 2 to 1024 (checked only for ``mesh``).
+    num_nodes : int
+        Nodes, 1 to 100000.
+    network : str, optional
+        Scale-out NIC key of :data:`~gpucomm.hardware.network.NETWORKS`; required when
+        ``num_nodes > 1``, refused for one node.
+    nics_per_node : int, optional
+        NICs per node, 1 to 64 (default: one per GPU); refused for one node.
+    gpus_per_uplink : int
+        GPUs sharing one PCIe uplink to the host, 1 to 64; above 1 only with ``p2p=False``.
+    pcie_link : str
+        PCIe link key the ring crosses between bridged ``pairs`` (``pcie3`` ... ``pcie6``).
+    inter_socket : str, optional
+        Key of :data:`~gpucomm.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs span two sockets;
+        only with a PCIe link or ``pairs``.
+
+    Returns
+    -------
+    Fabric
+        With ``link`` resolved to its catalog entry and ``pcie_link``, ``inter_socket`` to their keys.
+
     Raises
     ------
     GpucommError
-        Unknown link, topology, network or inter-socket link; ``p2p=False`` on NVLink; a mesh
-        smaller than 2; several nodes without a network; nodes or NICs below 1; an
-        inter-socket link with NVLink (whose traffic does not cross the sockets).
+        Unknown link, PCIe link, topology, network or inter-socket link; ``p2p`` not a bool;
+        ``p2p=False`` on NVLink; a mesh or pairs on a non-NVLink link, or pairs with a non-PCIe
+        ``pcie_link``; counts out of the ranges above; several nodes without a network, or a
+        network or NIC count for one node; ``gpus_per_uplink > 1`` with P2P; an inter-socket link
+        with NVLink outside ``pairs`` (its traffic does not cross the sockets).
     """
     link = get_link(link)
     if not isinstance(p2p, bool):
@@ -233,6 +265,22 @@ def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
     several rings over disjoint links), so a GPU gets ``(n-1)/(m-1)`` of it: the seeds'
     table (2 GPUs: 128 GB/s of 900; 8 GPUs: 7 x 128 GB/s).
 
+    Parameters
+    ----------
+    fabric : Fabric
+        A fabric built by :func:`make_fabric`.
+    num_ranks : int
+        GPUs taking part in the collective (on one node).
+
+    Returns
+    -------
+    float
+        Bytes/s per direction: :func:`effective_bw_bytes_per_s` of the link, times
+        ``(n-1)/(m-1)`` on a mesh; for ``pairs`` with more than 2 GPUs, at most the effective
+        bandwidth of ``pcie_link``; divided by ``min(gpus_per_uplink, num_ranks)`` (GPUs sharing
+        one host uplink); at most the inter-socket link's ``bw_bytes_per_s`` when there is one.
+        The minima model the slowest hop of the ring setting its pace (as :class:`Fabric` describes).
+
     Raises
     ------
     GpucommError
@@ -254,7 +302,20 @@ def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
 
 
 def pair_bw_bytes_per_s(fabric: Fabric) -> float:
-    """Nominal per-direction bandwidth between one pair of GPUs, in bytes/s (mesh: link / (m-1))."""
+    """Nominal per-direction bandwidth between one pair of GPUs, in bytes/s.
+
+    Parameters
+    ----------
+    fabric : Fabric
+        A fabric built by :func:`make_fabric`.
+
+    Returns
+    -------
+    float
+        The link's nominal ``bw_bytes_per_s`` (catalog, no efficiency factor); on a mesh of ``m``
+        GPUs, ``bw / (m-1)``: each GPU's links are split evenly over its ``m-1`` peers (see
+        :class:`Fabric`).
+    """
     bw = fabric.link.bw_bytes_per_s
     return bw / (fabric.mesh_size - 1) if fabric.topology == "mesh" else bw
 
@@ -282,7 +343,13 @@ class CollectiveCost:
     num_nodes: int = 1
 
     def as_dict(self) -> dict:
-        """A plain dict, with GB/s keys added for people (1 GB/s = 1e9 B/s)."""
+        """A plain dict, with GB/s keys added for people (1 GB/s = 1e9 B/s).
+
+        Returns
+        -------
+        dict
+            Every field, plus ``algbw_gb_per_s`` and ``busbw_gb_per_s``.
+        """
         out = asdict(self)
         out["algbw_gb_per_s"] = self.algbw_bytes_per_s / 1e9
         out["busbw_gb_per_s"] = self.busbw_bytes_per_s / 1e9
@@ -299,6 +366,25 @@ def _check_msg_bytes(msg_bytes) -> int:
 
 def ring_steps(collective: str, num_ranks: int) -> int:
     """Sequential steps of the ring algorithm: 2(n-1) for all_reduce, n-1 otherwise, 1 for send_recv.
+
+    Parameters
+    ----------
+    collective : str
+        One of :data:`~gpucomm.collectives.COLLECTIVES`.
+    num_ranks : int
+        Ranks ``n`` in the ring, 1 to 1000000.
+
+    Returns
+    -------
+    int
+        ``2(n-1)`` for all_reduce (reduce-scatter then all-gather, Thakur et al. 2005, sec. 4.4);
+        ``n-1`` for all_gather, reduce_scatter, all_to_all (sec. 4.1) and for broadcast and reduce
+        (a pipelined chain, as NCCL's ring); ``1`` for send_recv.
+
+    Raises
+    ------
+    GpucommError
+        Unknown collective, or ``num_ranks`` not an integer in range.
 
     Examples
     --------
@@ -546,7 +632,30 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
 
 
 def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, link: str | Link, p2p: bool = True, **fabric) -> float:
-    """Predicted time in s of one all_reduce (see :func:`collective_cost` for the keywords).
+    """Predicted time in s of one all_reduce.
+
+    Parameters
+    ----------
+    msg_bytes : int
+        Message size ``S`` in bytes (per-rank buffer, as nccl-tests reports it).
+    num_ranks : int
+        GPUs taking part.
+    link : str or Link
+        Each GPU's intra-node link.
+    p2p : bool
+        False: P2P disabled, staged through host memory (PCIe links only).
+    **fabric
+        ``algorithm``, ``protocol``, ``topology``, ``num_nodes``, ``network``... as :func:`collective_cost`.
+
+    Returns
+    -------
+    float
+        ``collective_cost("all_reduce", ...).time_s``, in s.
+
+    Raises
+    ------
+    GpucommError
+        As :func:`collective_cost`.
 
     Examples
     --------
@@ -560,10 +669,35 @@ def alpha_beta_time_s(msg_bytes: float, *, alpha_s: float, bw_bytes_per_s: float
                       collective: str = "all_reduce", num_ranks: int = 2) -> float:
     """Plain alpha-beta time ``alpha + S * busbw_factor / B`` in s, for fitted parameters.
 
+    Parameters
+    ----------
+    msg_bytes : float
+        Message size ``S`` in bytes, as nccl-tests reports it.
+    alpha_s : float
+        Fixed cost per operation ``alpha``, in s, >= 0.
+    bw_bytes_per_s : float
+        Bus bandwidth ``B`` in bytes/s (per direction, the rate busbw measures), > 0.
+    collective : str
+        One of :data:`~gpucomm.collectives.COLLECTIVES`; sets ``busbw_factor``.
+    num_ranks : int
+        Ranks ``n``, >= 1.
+
+    Returns
+    -------
+    float
+        Time in s.
+
     Raises
     ------
     GpucommError
-        If ``alpha_s`` is negative or ``bw_bytes_per_s`` not positive.
+        If ``alpha_s`` is negative, ``bw_bytes_per_s`` not positive, the collective unknown or
+        ``num_ranks`` not a positive integer.
+
+    References
+    ----------
+    Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
+    Computing 20(3), 1994: ``t = alpha + n / B`` for ``n`` bytes; here ``n`` is the bytes the busiest
+    link carries, ``S x busbw_factor`` (nccl-tests ``doc/PERFORMANCE.md``).
 
     Examples
     --------

@@ -79,7 +79,21 @@ class ServingConfig:
     max_tp: int = 8
 
     def step(self, model: str, *, tp_size: int, **kwargs) -> TPStep:
-        """:func:`gpucomm.tp.tp_step` for this configuration (keywords as there)."""
+        """:func:`gpucomm.tp.tp_step` for this configuration.
+
+        Parameters
+        ----------
+        model : str
+            Model preset.
+        tp_size : int
+            TP degree.
+        **kwargs
+            Other keywords of :func:`gpucomm.tp.tp_step` (``phase``, ``batch``, ``prompt_len``...).
+
+        Returns
+        -------
+        TPStep
+        """
         return tp_step(model, gpu=self.gpu, tp_size=tp_size, link=self.link, p2p=self.p2p, **self.fabric, **kwargs)
 
 
@@ -325,6 +339,23 @@ def training_memory_bytes_per_gpu(model: str, strategy: str, *, num_gpus: int) -
 
     ``dp``: every GPU holds all 16 bytes per parameter. ``fsdp`` (ZeRO-3), ``tp`` and ``pp``: the 16 bytes
     per parameter are split over ``num_gpus``.
+
+    Parameters
+    ----------
+    model : str
+        Preset key of :data:`gpucomm.tp.MODELS`.
+    strategy : {"dp", "fsdp", "pp", "tp"}
+        Training strategy, as :func:`gpucomm.training.step_comm`.
+    num_gpus : int
+        GPUs the state is split over (ignored for ``dp``), >= 1.
+
+    Returns
+    -------
+    float
+        ``16 x Psi`` bytes for ``dp``, ``16 x Psi / num_gpus`` otherwise, with ``Psi`` from
+        :func:`gpucomm.training.model_params` and 16 bytes per parameter for mixed-precision Adam
+        (:data:`ADAM_MIXED_PRECISION_BYTES_PER_PARAM`, ZeRO arXiv:1910.02054, sec. 3.1). The even split
+        is ZeRO-3's (sec. 5.3); for TP and PP it assumes every GPU holds an equal share of the layers.
 
     Raises
     ------

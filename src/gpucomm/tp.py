@@ -53,12 +53,46 @@ MODELS: dict[str, ModelConfig] = {
 
 
 def get_model(key: str | ModelConfig) -> ModelConfig:
-    """Look up a model preset by key; raise :class:`~gpucomm.GpucommError` listing the keys if unknown."""
+    """Look up a model preset by key (case-insensitive); a :class:`ModelConfig` is returned unchanged.
+
+    Parameters
+    ----------
+    key : str or ModelConfig
+        Key of :data:`MODELS` (``"llama-3-70b"``) or a config.
+
+    Returns
+    -------
+    ModelConfig
+        The preset, whose values come from the Hugging Face ``config.json`` in its ``source``.
+
+    Raises
+    ------
+    GpucommError
+        If the key is unknown; the message lists the accepted keys.
+    """
     return lookup(MODELS, key, what='model', entry_type=ModelConfig)
 
 
 def dtype_bytes(dtype: str) -> int:
-    """Bytes per element of ``dtype`` (fp32, fp16, bf16, fp8); raise a clear error if unknown."""
+    """Bytes per element of ``dtype``.
+
+    Parameters
+    ----------
+    dtype : str
+        A key of :data:`DTYPE_BYTES`: ``fp32``/``float32``, ``fp16``/``float16``, ``bf16``/``bfloat16``
+        or ``fp8`` (exact spelling).
+
+    Returns
+    -------
+    int
+        4, 2 or 1 bytes: IEEE 754 binary32 and binary16, bfloat16 (16 bits) and FP8 (E4M3/E5M2,
+        Micikevicius et al., "FP8 Formats for Deep Learning", arXiv:2209.05433).
+
+    Raises
+    ------
+    GpucommError
+        If the dtype is unknown; the message lists the accepted names.
+    """
     if dtype not in DTYPE_BYTES:
         raise GpucommError(f"unknown dtype {dtype!r}: expected one of {', '.join(DTYPE_BYTES)}")
     return DTYPE_BYTES[dtype]
@@ -70,10 +104,24 @@ def check_tp_size(model: str | ModelConfig, tp_size: int) -> int:
     Megatron-LM splits attention by heads, so the TP degree must divide ``num_attention_heads``
     (and the KV heads are split, or replicated when there are fewer than ``tp_size``).
 
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+    tp_size : int
+        TP degree to check.
+
+    Returns
+    -------
+    int
+        ``tp_size`` unchanged: a divisor of ``num_attention_heads`` that also divides
+        ``num_key_value_heads`` when it is smaller than them (Megatron-LM, arXiv:1909.08053, sec. 3:
+        attention is split by heads).
+
     Raises
     ------
     GpucommError
-        If ``tp_size`` is not a positive integer dividing the heads; the message lists valid degrees.
+        Unknown model; ``tp_size`` not an integer degree as above (the message lists the valid ones).
     """
     cfg = get_model(model)
     divisors = [d for d in range(1, cfg.num_attention_heads + 1) if cfg.num_attention_heads % d == 0
@@ -95,6 +143,12 @@ def tp_all_reduce_bytes(num_tokens: int, hidden_size: int, *, dtype: str = "fp16
         Model width (``hidden_size`` in ``config.json``), >= 1.
     dtype : str
         Activation dtype.
+
+    Returns
+    -------
+    int
+        ``num_tokens x hidden_size x dtype_bytes(dtype)`` bytes: the activation tensor each Megatron-LM
+        all_reduce carries (arXiv:1909.08053, sec. 3, Fig. 3).
 
     Raises
     ------
@@ -176,11 +230,33 @@ def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, 
 # --- TP inference: compute from a roofline, communication from the cost model -------------------------
 
 def layer_params(model: str | ModelConfig) -> int:
-    """Weights of one transformer layer (attention + SwiGLU MLP), without norms.
+    """Weights of one transformer layer (attention + SwiGLU MLP), weight matrices only (no norms).
 
     ``hidden x (hidden + 2 x kv_dim)`` for Q, K, V, ``hidden x hidden`` for the output
     projection, ``3 x hidden x intermediate`` for the gated MLP, with
     ``kv_dim = num_key_value_heads x hidden / num_attention_heads`` (grouped-query attention).
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+
+    Returns
+    -------
+    int
+        Number of parameters (a count, not bytes).
+
+    Raises
+    ------
+    GpucommError
+        If the model is unknown.
+
+    References
+    ----------
+    Shapes from the Llama 3 ``config.json`` files cited in :data:`MODELS`. Ainslie et al., "GQA",
+    arXiv:2305.13245, sec. 2.2: K and V have ``num_key_value_heads`` heads of ``hidden / num_attention_heads``
+    each. Shazeer, "GLU Variants Improve Transformer", arXiv:2002.05202, sec. 2: the SwiGLU FFN has three
+    weight matrices (W, V, W2), each ``hidden x intermediate``.
 
     Examples
     --------
@@ -195,7 +271,31 @@ def layer_params(model: str | ModelConfig) -> int:
 
 
 def kv_bytes_per_token_per_layer(model: str | ModelConfig, *, dtype: str = "fp16") -> int:
-    """KV-cache bytes of one token in one layer: ``2 x kv_dim x bytes`` (K and V)."""
+    """KV-cache bytes of one token in one layer: ``2 x kv_dim x bytes`` (K and V).
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+    dtype : str
+        KV-cache dtype (:data:`DTYPE_BYTES`).
+
+    Returns
+    -------
+    int
+        ``2 x num_key_value_heads x (hidden / num_attention_heads) x dtype_bytes(dtype)`` bytes: one K and
+        one V vector per KV head (grouped-query attention, Ainslie et al., arXiv:2305.13245, sec. 2.2).
+
+    Raises
+    ------
+    GpucommError
+        Unknown model or dtype.
+
+    Examples
+    --------
+    >>> kv_bytes_per_token_per_layer("llama-3-70b", dtype="fp16")  # 2 x 8 heads x 128 x 2 bytes
+    4096
+    """
     cfg = get_model(model)
     return 2 * cfg.num_key_value_heads * cfg.hidden_size // cfg.num_attention_heads * dtype_bytes(dtype)
 
@@ -342,7 +442,31 @@ def tp_speedup(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | 
     """Speed-up of one pass at TP degree ``tp_size`` over one GPU: ``step(TP=1) / step(TP=tp_size)``.
 
     Compute shrinks as 1/tp, communication does not: Amdahl's law with a serial part that *grows*
-    with tp (Amdahl, AFIPS 1967). Keyword arguments as :func:`tp_step`.
+    with tp (Amdahl, AFIPS 1967).
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+    gpu : str
+        GPU catalog key.
+    tp_size : int
+        TP degree to compare with one GPU.
+    link : str or Link
+        Link between the TP GPUs.
+    **kwargs
+        ``phase``, ``batch``, ``prompt_len``, ``context_len``, ``dtype``, ``p2p`` and fabric keywords,
+        as :func:`tp_step`.
+
+    Returns
+    -------
+    float
+        ``tp_step(tp_size=1).step_s / tp_step(tp_size).step_s``; below 1 when TP slows the pass down.
+
+    Raises
+    ------
+    GpucommError
+        As :func:`tp_step`.
     """
     one = tp_step(model, gpu=gpu, tp_size=1, link=link, **kwargs)
     return one.step_s / tp_step(model, gpu=gpu, tp_size=tp_size, link=link, **kwargs).step_s
@@ -356,9 +480,32 @@ def sp_layer_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, li
     sec. 4.2.2: an all_reduce is a reduce_scatter followed by an all_gather, so the bytes on the wire are the
     same; what changes is that the norms and dropout between them run on 1/tp of the tokens.
 
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+    tp_size : int
+        TP (and sequence-parallel) degree: the ranks of each collective.
+    num_tokens : int
+        Tokens in the pass, >= 1.
+    link : str or Link
+        Link between the TP GPUs.
+    dtype : str
+        Activation dtype.
+    **fabric
+        ``p2p``, ``topology``, ``algorithm``... passed to :func:`gpucomm.cost.collective_cost`.
+
     Returns
     -------
-    (all_gather cost, reduce_scatter cost), each for the full ``tokens x hidden`` buffer.
+    tuple of CollectiveCost
+        (all_gather cost, reduce_scatter cost) of one call each, for the full ``tokens x hidden``
+        buffer of :func:`tp_all_reduce_bytes`; a layer's forward issues two of each.
+
+    Raises
+    ------
+    GpucommError
+        Unknown model, dtype or link; counts out of range (as :func:`tp_all_reduce_bytes` and
+        :func:`gpucomm.cost.collective_cost`).
     """
     msg = tp_all_reduce_bytes(num_tokens, get_model(model).hidden_size, dtype=dtype)
     return (collective_cost("all_gather", msg, num_ranks=tp_size, link=link, **fabric),

@@ -28,6 +28,23 @@ STRATEGIES = ("dp", "fsdp", "pp", "tp")
 def model_params(model: str) -> int:
     """All transformer-layer weights plus input embedding and output head (untied): the ``Psi`` of ZeRO.
 
+    Parameters
+    ----------
+    model : str
+        Preset key of :data:`gpucomm.tp.MODELS` (a :class:`~gpucomm.tp.ModelConfig` is accepted too).
+
+    Returns
+    -------
+    int
+        ``num_layers x layer_params + 2 x vocab_size x hidden_size`` parameters (a count):
+        :func:`gpucomm.tp.layer_params` per layer, and separate embedding and head matrices, as in the
+        Llama 3 ``config.json`` files (``tie_word_embeddings`` false). Norm weights are left out.
+
+    Raises
+    ------
+    GpucommError
+        If the model is unknown.
+
     Examples
     --------
     >>> round(model_params("llama-3-70b") / 1e9, 1)

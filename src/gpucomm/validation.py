@@ -198,6 +198,12 @@ def validate() -> list[Result]:
     -------
     list of Result
         Cases of :data:`CASES` first, then the Azure A100 and 8x H200 sweeps (time per size).
+
+    Raises
+    ------
+    GpucommError
+        Only if the bundled data disagree with the code: a case id missing from ``cases.csv``, or
+        model inputs :func:`gpucomm.cost.collective_cost` rejects (``tests/test_validation.py`` runs it).
     """
     results = [_predict(c) for c in CASES]
     # calibration.SIMPLE_LATENCY_S is the median start-up cost of the Azure sweep over 16 MiB-1 GiB, with its 8 GiB
@@ -239,6 +245,17 @@ def summarize(results: list[Result]) -> list[Summary]:
     """Summary figures per group (``GROUPS`` plus ``sweep``), excluding in-sample cases.
 
     ``within_target`` counts the cases that meet the group's entry of :data:`TARGETS`.
+
+    Parameters
+    ----------
+    results : list of Result
+        As :func:`validate` returns them.
+
+    Returns
+    -------
+    list of Summary
+        One per group, in the order of :data:`GROUPS` then ``sweep``; groups without out-of-sample
+        results are left out. Errors are fractions (0.15 = 15 %), factors ratios >= 1.
     """
     out = []
     for group in (*GROUPS, "sweep"):

@@ -137,7 +137,14 @@ NET_STEP_LATENCY_S = Parameter(
 
 
 def all_parameters() -> list[Parameter]:
-    """Every calibration parameter, for documentation pages and source checks."""
+    """Every calibration parameter, for documentation pages and source checks.
+
+    Returns
+    -------
+    list of Parameter
+        Each module-level :class:`Parameter` once, the per-link dicts' entries included
+        (:data:`RING_EFFICIENCY`, :data:`NVLS_MIN_RANKS`).
+    """
     return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
             LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
             NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S]

@@ -285,6 +285,16 @@ GPUS: dict[str, GPU] = {gpu.key: gpu for gpu in _GPU_LIST}
 def get_gpu(key: str | GPU) -> GPU:
     """Look up a GPU by key (case-insensitive, ``-`` or ``_``); a :class:`GPU` is returned unchanged.
 
+    Parameters
+    ----------
+    key : str or GPU
+        Key of :data:`GPUS` (``"h100_sxm5"`` or ``"h100-sxm5"``), or an entry.
+
+    Returns
+    -------
+    GPU
+        The catalog entry.
+
     Raises
     ------
     GpucommError

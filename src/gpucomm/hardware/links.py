@@ -105,12 +105,28 @@ NVLINK_C2C = Link(
 
 
 def link_keys() -> tuple[str, ...]:
-    """Keys of every link in the catalog, in catalog order."""
+    """Keys of every link in the catalog, in catalog order.
+
+    Returns
+    -------
+    tuple of str
+        The keys of :data:`LINKS` (``"pcie3"`` ... ``"nvlink5"``).
+    """
     return tuple(LINKS)
 
 
 def get_link(key: str | Link) -> Link:
     """Look up a link by key (case-insensitive); a :class:`Link` is returned unchanged.
+
+    Parameters
+    ----------
+    key : str or Link
+        Key of :data:`LINKS` (``"nvlink3"``, ``"pcie4"``), or an entry.
+
+    Returns
+    -------
+    Link
+        The catalog entry (bandwidths per direction, in bytes/s).
 
     Raises
     ------

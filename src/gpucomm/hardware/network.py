@@ -124,6 +124,16 @@ NETWORKS: dict[str, NetworkLink] = {net.key: net for net in _NETWORK_LIST}
 def get_network(key: str | NetworkLink) -> NetworkLink:
     """Look up a scale-out port type by key (case-insensitive); a :class:`NetworkLink` is returned unchanged.
 
+    Parameters
+    ----------
+    key : str or NetworkLink
+        Key of :data:`NETWORKS` (``"ib_ndr"``, ``"eth_400g"``...), or an entry.
+
+    Returns
+    -------
+    NetworkLink
+        The catalog entry (``bw_bytes_per_s`` per direction, in bytes/s).
+
     Raises
     ------
     GpucommError

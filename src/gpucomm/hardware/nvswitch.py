@@ -261,6 +261,16 @@ _ALIASES = {"hgx_a100": "dgx_a100", "hgx_h100": "dgx_h100", "hgx_b200": "dgx_b20
 def get_nvswitch(key: str | NVSwitchGen) -> NVSwitchGen:
     """Look up an NVSwitch generation by key (case-insensitive).
 
+    Parameters
+    ----------
+    key : str or NVSwitchGen
+        Key of :data:`NVSWITCHES` (``"nvswitch3"``), or an entry (returned unchanged).
+
+    Returns
+    -------
+    NVSwitchGen
+        The catalog entry.
+
     Raises
     ------
     GpucommError
@@ -278,6 +288,17 @@ def get_nvswitch(key: str | NVSwitchGen) -> NVSwitchGen:
 
 def get_system(key: str | System) -> System:
     """Look up a system by key (case-insensitive; ``hgx_*`` names the matching DGX entry).
+
+    Parameters
+    ----------
+    key : str or System
+        Key of :data:`SYSTEMS` (``"dgx_h100"``, ``-`` or ``_``), an alias (``hgx_a100``, ``hgx_h100``,
+        ``hgx_b200``, ``nvl72``), or an entry (returned unchanged).
+
+    Returns
+    -------
+    System
+        The catalog entry.
 
     Raises
     ------

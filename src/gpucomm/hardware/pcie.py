@@ -81,7 +81,24 @@ class PCIeGen:
     notes: str
 
     def bw_bytes_per_s(self, lanes: int) -> float:
-        """Usable bandwidth of a link with ``lanes`` lanes, per direction, in bytes/s."""
+        """Usable bandwidth of a link with ``lanes`` lanes, per direction, in bytes/s.
+
+        Parameters
+        ----------
+        lanes : int
+            Link width, one of :data:`LANE_COUNTS` (1, 2, 4, 8, 16).
+
+        Returns
+        -------
+        float
+            ``lanes x lane_bw_bytes_per_s`` (after the line code, before packet overhead; line codes
+            from Linux ``drivers/pci/pci.h``, ``PCIE_SPEED2MBS_ENC``).
+
+        Raises
+        ------
+        GpucommError
+            If ``lanes`` is not an int in :data:`LANE_COUNTS` (a bool is refused).
+        """
         return self.lane_bw_bytes_per_s * _check_lanes(lanes)
 
     @property
@@ -161,6 +178,16 @@ def _check_lanes(lanes: int) -> int:
 
 def get_pcie_gen(gen: int | str | PCIeGen) -> PCIeGen:
     """Look up a PCIe generation: ``5``, ``"5"``, ``"5.0"``, ``"gen5"`` or ``"pcie5"``.
+
+    Parameters
+    ----------
+    gen : int or str or PCIeGen
+        Generation 1 to 7 in any of those spellings, or an entry (returned unchanged).
+
+    Returns
+    -------
+    PCIeGen
+        The entry of :data:`PCIE_GENS`.
 
     Raises
     ------
@@ -267,6 +294,16 @@ HOST_HOPS: dict[str, Link] = {
 def get_host_hop(key: str | Link) -> Link:
     """Look up a host-path hop by key (case-insensitive); a :class:`Link` is returned unchanged.
 
+    Parameters
+    ----------
+    key : str or Link
+        Key of :data:`HOST_HOPS` (``"pcie4_switch"``, ``"pcie4_cpu_p2p"``...), or a link.
+
+    Returns
+    -------
+    Link
+        The hop, bandwidth per direction in bytes/s.
+
     Raises
     ------
     GpucommError
@@ -365,6 +402,16 @@ INTER_SOCKET_LINKS: dict[str, InterSocketLink] = {link.key: link for link in (
 
 def get_inter_socket_link(key: str | InterSocketLink) -> InterSocketLink:
     """Look up an inter-socket link by key (case-insensitive); an entry is returned unchanged.
+
+    Parameters
+    ----------
+    key : str or InterSocketLink
+        Key of :data:`INTER_SOCKET_LINKS` (``"upi_skylake"``...), or an entry.
+
+    Returns
+    -------
+    InterSocketLink
+        The entry (bandwidths per direction, in bytes/s).
 
     Raises
     ------
