@@ -243,3 +243,38 @@ def test_measured_socket_link_is_used_where_published():
     # then the slower hop, so the socket link does not limit it
     across = collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5", inter_socket="xgmi_zen5")
     assert across.time_s == collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5").time_s
+
+
+# --- rings across nodes --------------------------------------------------------------------------
+
+NDR = dict(link="nvlink4", num_nodes=2, network="ib_ndr")  # 2 nodes x 8 H100, one 400 Gb/s NIC per GPU
+
+
+def test_ring_across_nodes_runs_at_each_gpus_share_of_the_nics():
+    from gpucomm.hardware import calibration as cal, get_network
+
+    nic = get_network("ib_ndr").bw_bytes_per_s * cal.NET_EFFICIENCY.value  # 50 GB/s x 0.9
+    for collective in ("all_gather", "reduce_scatter", "broadcast", "reduce"):
+        cost = collective_cost(collective, 8 * 2**30, num_ranks=16, **NDR)
+        assert cost.algorithm == "ring" and cost.busbw_bytes_per_s == pytest.approx(nic, rel=0.01), collective
+    # two GPUs per NIC halve each GPU's share
+    shared = collective_cost("all_gather", 8 * 2**30, num_ranks=16, nics_per_node=4, **NDR)
+    assert shared.busbw_bytes_per_s == pytest.approx(nic / 2, rel=0.01)
+    # all_to_all: half of each buffer stays in the node, half crosses the network
+    a2a = collective_cost("all_to_all", 8 * 2**30, num_ranks=16, **NDR)
+    assert a2a.transfer_s == pytest.approx(8 * 2**30 * 8 / 16 / nic, rel=1e-9)
+    # send_recv: one flow on one NIC, whatever the NIC count
+    one = collective_cost("send_recv", 2**30, num_ranks=2, link="nvlink4", num_nodes=2, network="ib_ndr", nics_per_node=1)
+    assert one.transfer_s == pytest.approx(2**30 / nic, rel=1e-9)
+
+
+def test_all_reduce_across_nodes_picks_hierarchical_for_large_messages_and_refuses_tree():
+    big = collective_cost("all_reduce", 8 * 2**30, num_ranks=16, **NDR)
+    ring = collective_cost("all_reduce", 8 * 2**30, num_ranks=16, algorithm="ring", **NDR)
+    assert big.algorithm == "hierarchical" and ring.time_s > 4 * big.time_s  # the ring puts 2(n-1)/n S on each NIC
+    with pytest.raises(GpucommError, match="'tree' across 2 nodes is not modelled: expected auto, ring or hierarchical"):
+        collective_cost("all_reduce", 2**20, num_ranks=16, algorithm="tree", **NDR)
+    # LL across nodes: every ring step waits for a network hop
+    small = collective_cost("all_gather", 16 * 8, num_ranks=16, protocol="LL", algorithm="ring", **NDR)
+    from gpucomm.hardware import calibration as cal
+    assert small.latency_s == pytest.approx(cal.LL_BASE_LATENCY_S.value + 15 * cal.NET_STEP_LATENCY_S.value)

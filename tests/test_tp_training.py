@@ -114,3 +114,11 @@ def test_training_tp_all_reduces_carry_one_micro_batch_each():
     assert [c[1:] for c in odd.collectives] == [(tp_all_reduce_bytes(4096, hidden, dtype="bf16"), 4 * layers),
                                                 (tp_all_reduce_bytes(4095, hidden, dtype="bf16"), 4 * layers)]
     assert odd.volume_bytes == 4 * layers * tp_all_reduce_bytes(8191, hidden, dtype="bf16") * 2 * 3 / 4
+
+
+def test_pipeline_across_nodes_pays_the_network_at_the_stage_boundary():
+    inside = step_comm("llama-3-70b", "pp", num_gpus=8, link="nvlink4")
+    across = step_comm("llama-3-70b", "pp", num_gpus=16, link="nvlink4", num_nodes=2, network="ib_ndr")
+    assert across.volume_bytes == inside.volume_bytes and across.time_s > 5 * inside.time_s
+    fsdp = step_comm("llama-3-70b", "fsdp", num_gpus=16, link="nvlink4", num_nodes=2, network="ib_ndr")
+    assert fsdp.time_s > step_comm("llama-3-70b", "fsdp", num_gpus=8, link="nvlink4").time_s

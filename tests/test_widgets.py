@@ -68,10 +68,10 @@ def test_no_p2p_on_nvlink_is_refused():
 def test_system_algorithm_and_nodes_reach_the_model_alpha_and_beta_apart():
     box = build_cost_widget()
     box.controls["system"].value = "dgx_a100"
-    box.controls["algorithm"].value = "ring"
+    box.controls["algorithm"].value = "tree"
     box.controls["num_ranks"].value = 16
     box.controls["num_nodes"].value = 2
-    assert "Refused" in box.status.value  # ring across nodes is not modelled: refused, not raised
+    assert "Refused" in box.status.value  # tree across nodes is not modelled: refused, not raised
     box.controls["algorithm"].value = "auto"
     fig = box.figure
     expected = cost_series(CostInputs(system="dgx_a100", num_ranks=16, num_nodes=2), size_grid())
@@ -118,8 +118,10 @@ def test_collective_explorer_steps_and_views():
     nvl = cost_series(CostInputs(system="gb200_nvl72", num_ranks=64, num_nodes=1), sizes)
     assert ys[0] == pytest.approx(dgx["time_us"], rel=1e-3)  # view 0, system 0, time
     assert ys[5] == pytest.approx(nvl["time_us"], rel=1e-3)  # view 0, system 1, time
-    all_gather_dgx = ys[2 * 5 * 2]  # view 2 (all_gather), system 0: not modelled across nodes -> blank
-    assert all(v is None for v in all_gather_dgx)
+    all_gather_dgx = ys[2 * 5 * 2]  # view 2 (all_gather), system 0: a ring across the 8 nodes
+    ag = [collective_cost("all_gather", s, num_ranks=64, link="nvlink4", num_nodes=8, network="ib_ndr").time_s * 1e6
+          for s in sizes]
+    assert list(all_gather_dgx) == pytest.approx(ag, rel=1e-3)
     menu = fig.layout.updatemenus[0]
     assert [b.label for b in menu.buttons][:2] == ["all_reduce", "all_reduce (ring)"]
     assert sum(menu.buttons[1].args[0]["visible"]) == 10 and len(fig.data) == 4 * 2 * 5
@@ -251,11 +253,23 @@ def test_training_widget_traces_equal_the_model():
     assert list(fig.data[3].y) == pytest.approx([compute] * 4)
 
 
-def test_training_across_nodes_leaves_unmodelled_strategies_blank_and_refuses_bad_values():
+def test_training_across_nodes_models_every_strategy_and_refuses_bad_values(monkeypatch):
     box = build_training_widget()
     box.controls["num_gpus"].value = 16
-    assert box.figure.data[0].y[1] is None and box.figure.data[0].text[1] == "not modelled"  # FSDP
-    assert box.figure.data[0].y[0] is not None  # DP all_reduce is modelled across nodes
+    assert all(y is not None for y in box.figure.data[0].y)  # DP, FSDP, PP and TP all reach the network
+    import gpucomm.plots.calculators.training as calc
+
+    real = calc.step_comm
+
+    def no_fsdp(model, strategy, **kw):
+        if strategy == "fsdp":
+            raise GpucommError("fsdp refused for this test")
+        return real(model, strategy, **kw)
+
+    monkeypatch.setattr(calc, "step_comm", no_fsdp)
+    box.controls["num_gpus"].value = 24
+    assert box.figure.data[0].y[1] is None and box.figure.data[0].text[1] == "not modelled"  # a refused strategy
+    monkeypatch.undo()
     box.controls["num_gpus"].value = 20
     assert "Refused" in box.status.value and "spread evenly" in box.status.value
     box.controls["mfu"].value = 0.0

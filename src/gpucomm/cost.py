@@ -13,7 +13,9 @@ bandwidth) and Simple (a fixed start-up cost, full bandwidth); NVLS uses its own
 calibrated efficiency and latency. ``algorithm="auto"`` takes the cheapest of the
 algorithms NCCL implements (ring, tree, NVLS where the switch supports it,
 hierarchical across nodes); the inference engines' custom one-shot / two-shot
-all_reduce are available by name.
+all_reduce are available by name. Across nodes a ring runs through every GPU of every node
+and leaves each node through one NIC per rail: its bandwidth is the smaller of the
+intra-node rate and each GPU's share of the NICs, and each LL step waits for a network hop.
 
 Formulas per algorithm (n ranks, S bytes, B per-direction bandwidth):
 
@@ -512,8 +514,7 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
         _, p_rs, lat_rs, tr_rs = _single_node_cost("reduce_scatter", size, g, intra, "ring", protocol)
     else:
         p_rs, lat_rs, tr_rs = "Simple", 0.0, 0.0
-    nics = fabric.nics_per_node or g
-    net_bw_per_gpu = _network_bw(fabric.network) * nics / g * cal.NET_EFFICIENCY.value
+    net_bw_per_gpu = _net_bw_per_gpu(fabric, g)
     inter_wire = (size / g) * busbw_factor("all_reduce", nodes)
     inter_steps = 2 * (nodes - 1)
     inter_costs = {
@@ -528,6 +529,38 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
     latency = max(lat_rs, lat_net) + (lat_rs if g > 1 else 0.0)
     transfer = max(2 * tr_rs, tr_net)  # intra RS + AG vs the network stage, overlapped
     return "hierarchical", p_net if tr_net >= 2 * tr_rs else p_rs, latency, transfer
+
+
+def _net_bw_per_gpu(fabric: Fabric, g: int) -> float:
+    """Each GPU's effective share of its node's NICs, per direction, in bytes/s (NET_EFFICIENCY applied)."""
+    nics = fabric.nics_per_node or g
+    return _network_bw(fabric.network) * nics / g * cal.NET_EFFICIENCY.value
+
+
+def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
+                            protocol: str) -> tuple[str, str, float, float]:
+    """A ring through every GPU of every node, as NCCL runs rings across nodes: its hops inside a node go at the
+    intra-node rate and its hops between nodes at each GPU's share of the NICs (one channel per NIC rail), so the slower
+    sets the pace; every step of the LL protocol waits for a network hop. all_to_all sends (n-g)/n of the buffer over
+    the network and the rest inside the node; send_recv crosses the network with one flow on one NIC."""
+    g = n // fabric.num_nodes
+    intra = dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
+    intra_bw = per_gpu_bw_bytes_per_s(intra, g) if g > 1 else math.inf
+    net_bw = _net_bw_per_gpu(fabric, g)
+    steps, wire = _steps_and_wire("ring", collective, size, n)
+    if collective == "all_to_all":
+        transfer = max(size * (g - 1) / n / intra_bw, size * (n - g) / n / net_bw)
+    elif collective == "send_recv":
+        transfer = wire / min(intra_bw, _network_bw(fabric.network) * cal.NET_EFFICIENCY.value)
+    else:
+        transfer = wire / min(intra_bw, net_bw)
+    costs = {"LL": (cal.LL_BASE_LATENCY_S.value + steps * cal.NET_STEP_LATENCY_S.value,
+                    transfer / cal.LL_BW_FRACTION.value),
+             "Simple": (cal.SIMPLE_LATENCY_S.value, transfer)}
+    if protocol != "auto":
+        costs = {protocol: costs[protocol]}
+    best = min(costs, key=lambda p: sum(costs[p]))
+    return "ring", best, *costs[best]
 
 
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: str | Link, p2p: bool = True,
@@ -552,7 +585,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
         False: P2P disabled, staged through host memory (PCIe links only).
     algorithm : str
         One of :data:`ALGORITHMS`. ``auto`` picks the cheapest of :data:`NCCL_ALGORITHMS`
-        that apply (NVLS only behind NVLink 4+ switches; hierarchical only across nodes).
+        that apply (NVLS only behind NVLink 4+ switches). Across nodes only ``ring`` (through
+        every GPU, each GPU's share of the NICs between nodes) and, for all_reduce,
+        ``hierarchical`` are modelled.
     protocol : {"auto", "LL", "Simple"}
         ``auto`` takes the cheaper, as NCCL's tuner does.
     topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink, pcie_link, inter_socket
@@ -566,8 +601,8 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     ------
     GpucommError
         Unknown collective, link, algorithm, protocol, topology or network; an algorithm
-        that does not apply (NVLS on A100, rhd on 6 ranks, one_shot without P2P);
-        ``num_ranks`` not divisible by ``num_nodes``; sizes or counts out of range.
+        that does not apply (NVLS on A100, rhd on 6 ranks, one_shot without P2P, tree across
+        nodes); ``num_ranks`` not divisible by ``num_nodes``; sizes or counts out of range.
 
     Notes
     -----
@@ -603,13 +638,17 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     multi_node = fabric.num_nodes > 1
     if algorithm == "hierarchical" and not multi_node:
         raise GpucommError("algorithm 'hierarchical' needs several nodes: expected --nodes 2 or more")
-    if multi_node and algorithm not in ("auto", "hierarchical"):
-        raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected auto or hierarchical")
-    if multi_node and collective != "all_reduce":
-        raise GpucommError(f"{collective} across nodes is not modelled yet: expected all_reduce, or --nodes 1")
+    if multi_node and algorithm not in ("auto", "hierarchical", "ring"):
+        raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected auto, "
+                           "ring or hierarchical")
 
     if multi_node:
-        algo, proto, latency_s, transfer_s = _hierarchical_cost(size, n, fabric, protocol)
+        options = []
+        if collective == "all_reduce" and algorithm in ("auto", "hierarchical"):
+            options.append(_hierarchical_cost(size, n, fabric, protocol))
+        if algorithm in ("auto", "ring"):
+            options.append(_ring_across_nodes_cost(collective, size, n, fabric, protocol))
+        algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
     else:
         if algorithm == "auto":
             nvls_min = cal.NVLS_MIN_RANKS.get(fabric.link.key)

@@ -148,7 +148,9 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
         # each stage boundary: one activation forward + one gradient backward per micro-batch
         calls = (("send_recv", act, 2 * micro_batches),)
         volume = 2 * micro_batches * act
-        t = 2 * micro_batches * collective_cost("send_recv", act, num_ranks=2, link=link, **fabric).time_s
+        # stages spread over several nodes: the slowest boundary is the one between two nodes, over the network
+        boundary = dict(fabric, num_nodes=2) if fabric.get("num_nodes", 1) > 1 else fabric
+        t = 2 * micro_batches * collective_cost("send_recv", act, num_ranks=2, link=link, **boundary).time_s
         return StepComm(strategy, volume, t, max(0.0, t - compute_s) if overlap else t, calls)
     else:  # tp
         # each micro-batch runs its own forward and backward: the all_reduces carry one micro-batch's tokens,

@@ -79,7 +79,7 @@ def training_results(inputs: TrainingInputs) -> tuple[float, dict[str, object]]:
     Returns
     -------
     (compute_s, {strategy: StepComm or GpucommError})
-        A strategy the model does not cover for these inputs (FSDP or PP across nodes) maps to the
+        A strategy the model refuses for these inputs maps to the
         error that says so, instead of raising.
 
     Raises
@@ -108,8 +108,6 @@ def training_results(inputs: TrainingInputs) -> tuple[float, dict[str, object]]:
                                       micro_batch=inputs.micro_batch, grad_dtype=inputs.grad_dtype,
                                       act_dtype=inputs.act_dtype, compute_s=compute, overlap=True, **fabric)
         except GpucommError as exc:
-            if strategy == "pp" and nodes > 1:  # step_comm times one stage boundary on 2 ranks, within a node only
-                exc = GpucommError("PP stage boundaries across nodes (send_recv over the network) are not modelled yet")
             out[strategy] = exc
     return compute, out
 
