@@ -229,3 +229,16 @@ def test_nvlink_c2c_is_a_cpu_gpu_link_kept_out_of_the_gpu_to_gpu_links():
 
     assert NVLINK_C2C.bw_bytes_per_s == 450e9 and NVLINK_C2C.bidir_marketing_bytes_per_s == 900e9
     assert NVLINK_C2C.source.startswith("https://") and NVLINK_C2C.key not in LINKS
+
+
+def test_no_model_formula_reads_a_both_directions_figure():
+    # the vendors' "both directions added" figures live in *_bidir_marketing_* fields for reference only: the
+    # modules that compute times and bandwidths must never read them
+    import ast
+    import importlib
+
+    for name in ("cost", "tp", "training", "planning", "scaling", "collectives", "fit", "units"):
+        module = importlib.import_module(f"gpucomm.{name}")
+        tree = ast.parse(open(module.__file__).read())
+        read = [node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and "bidir" in node.attr]
+        assert not read, (name, read)

@@ -103,6 +103,8 @@ class Fabric:
     gpus_per_uplink : int
         Without P2P: GPUs that share one PCIe uplink to the host (2 behind each PCIe switch in a
         DGX A100). Staged traffic of those GPUs crosses the same uplink, so each gets 1/k of it.
+        With P2P it does not apply: a ring enters and leaves each switch once, so an uplink
+        carries one flow each way whatever the number of GPUs behind it.
     inter_socket : str or None
         Key of :data:`~gpucomm.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs sit under both
         sockets of a two-socket host (``nvidia-smi topo -m`` shows SYS between some of them);
