@@ -198,9 +198,9 @@ def test_auto_picks_nvls_only_from_the_gpu_count_nccl_does(link, n, expected):
 
 
 def test_bridged_pairs_collapse_to_pcie_when_the_ring_leaves_the_pair():
-    from gpucomm.validation import _bridge
+    from gpucomm.hardware.gpus import bridge_link
 
-    bridge = _bridge("a40")
+    bridge = bridge_link("a40")
     two = collective_cost("all_reduce", 2**30, num_ranks=2, link=bridge, topology="pairs")
     four = collective_cost("all_reduce", 2**30, num_ranks=4, link=bridge, topology="pairs", pcie_link="pcie4")
     assert two.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s(bridge), rel=0.01)

@@ -122,3 +122,18 @@ def test_pipeline_across_nodes_pays_the_network_at_the_stage_boundary():
     assert across.volume_bytes == inside.volume_bytes and across.time_s > 5 * inside.time_s
     fsdp = step_comm("llama-3-70b", "fsdp", num_gpus=16, link="nvlink4", num_nodes=2, network="ib_ndr")
     assert fsdp.time_s > step_comm("llama-3-70b", "fsdp", num_gpus=8, link="nvlink4").time_s
+
+
+def test_bridged_cards_use_their_bridge_not_the_sxm_link_of_the_same_generation():
+    from gpucomm.hardware.gpus import bridge_link
+
+    two = tp_step("llama-3-8b", gpu="a40", tp_size=2, link="nvlink3", phase="prefill", prompt_len=2048)
+    assert two.all_reduce.link == "a40_nvlink_bridge"
+    direct = collective_cost("all_reduce", two.msg_bytes, num_ranks=2, link=bridge_link("a40"))
+    assert two.all_reduce.time_s == pytest.approx(direct.time_s)
+    with pytest.raises(GpucommError, match="joins GPUs two by two"):
+        tp_step("llama-3-8b", gpu="a40", tp_size=4, link="nvlink3")
+    four = tp_step("llama-3-8b", gpu="a40", tp_size=4, link="nvlink3", topology="pairs")
+    assert four.all_reduce.busbw_bytes_per_s < direct.busbw_bytes_per_s  # the ring crosses PCIe between pairs
+    with pytest.raises(GpucommError, match="no NVLink bridge"):
+        bridge_link("h100_sxm5")

@@ -20,7 +20,7 @@ from gpucomm.cliutil import OneLineErrorParser, int_arg, size_arg
 from gpucomm.collectives import COLLECTIVES
 from gpucomm.cost import ALGORITHMS, collective_cost
 from gpucomm.hardware import INTER_SOCKET_LINKS, get_inter_socket_link, link_keys
-from gpucomm.tp import MODELS, tp_forward_comm, tp_step
+from gpucomm.tp import MODELS, link_for_gpu, tp_forward_comm, tp_step
 from gpucomm.units import format_size, format_time
 
 
@@ -85,6 +85,8 @@ def _cmd_cost(args) -> int:
 
 def _cmd_tp(args) -> int:
     args.mesh_size = _mesh_size(args)
+    if args.gpu:  # a bridged card's NVLink is its bridge: the same link for the table and the step
+        args.link = link_for_gpu(args.gpu, args.link, tp_size=args.tp, topology=args.topology)
     if args.context is not None and args.phase != "decode":
         raise GpucommError(f"--context {args.context} only applies to decode (the KV cache read per token): "
                            f"expected --phase decode, or --tokens for the prompt length")

@@ -399,7 +399,7 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
     check_tp_size(cfg, tp_size)
-    _check_gpu_link(spec, link)
+    link = link_for_gpu(spec.key, link, tp_size=tp_size, topology=fabric.get("topology", "switch"))
     context = prompt_len if context_len is None else context_len
     tokens = batch * prompt_len if phase == "prefill" else batch
     attn_context = prompt_len if phase == "prefill" else context
@@ -424,6 +424,47 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
     return TPStep(cfg.key, spec.key, tp_size, phase, batch, tokens, context, compute_s, t_mem >= t_flops, comm_s, msg,
                   ar, step_s, comm_s / (compute_s + comm_s), per_user, tokens / step_s / tp_size, held,
                   spec.mem_bytes is not None and held <= spec.mem_bytes)
+
+
+def link_for_gpu(gpu: str, link: str | Link, *, tp_size: int, topology: str = "switch") -> str | Link:
+    """The link a TP group of ``gpu`` really uses: on a bridged PCIe card (A40, H100 PCIe...) the bridge.
+
+    Parameters
+    ----------
+    gpu : str
+        GPU catalog key.
+    link : str or Link
+        The link asked for (``"nvlink3"``, ``"pcie4"``...).
+    tp_size : int
+        GPUs in the TP group.
+    topology : str
+        ``"pairs"`` when the bridged cards form pairs joined by PCIe.
+
+    Returns
+    -------
+    str or Link
+        ``link`` unchanged, or for an NVLink link on a bridged card the bridge as a link with the
+        card's own per-direction bandwidth (:func:`gpucomm.hardware.gpus.bridge_link`), not the
+        SXM part's of the same generation (A40: 56.25 GB/s, A100 SXM4: 300 GB/s).
+
+    Raises
+    ------
+    GpucommError
+        An NVLink generation the GPU does not have, NVLink on a GPU without it, or a TP group
+        of more than 2 bridged cards without ``topology="pairs"``.
+    """
+    from gpucomm.hardware import get_gpu
+
+    spec = get_gpu(gpu)
+    _check_gpu_link(spec, link)
+    if isinstance(link, str) and link.lower().startswith("nvlink") and spec.nvlink_bridge:
+        from gpucomm.hardware.gpus import bridge_link
+
+        if tp_size > 2 and topology != "pairs":
+            raise GpucommError(f"TP={tp_size} on {spec.key!r} over {link!r}: its NVLink bridge joins GPUs two by two; "
+                               "expected topology 'pairs' (the ring crosses PCIe between pairs), a PCIe link, or TP=2")
+        return bridge_link(spec)
+    return link
 
 
 def _check_gpu_link(spec, link: str | Link) -> None:

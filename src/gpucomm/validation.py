@@ -15,7 +15,8 @@ from importlib import resources
 
 from gpucomm.collectives import busbw_factor
 from gpucomm.cost import collective_cost
-from gpucomm.hardware import Link, get_gpu, get_inter_socket_link
+from gpucomm.hardware import get_inter_socket_link
+from gpucomm.hardware.gpus import bridge_link
 from gpucomm.measurements import case, seed_llama70b_tp4
 
 GROUPS = ("nvlink_large", "pcie_large", "small_latency")
@@ -28,13 +29,6 @@ SMALL_MESSAGE_MAX_BYTES = 64 * 2**10
 TARGETS = {"nvlink_large": ("error", 0.15), "pcie_large": ("error", 0.40), "small_latency": ("factor", 2.0)}
 """What a group's prediction should reach (the project's acceptance figures): |error| below 15 % for
 large-message busbw on NVLink/NVSwitch, below 40 % on PCIe, within a factor of 2 for small-message time."""
-
-
-def _bridge(gpu_key: str) -> Link:
-    """The NVLink bridge of a PCIe card as a link (per-GPU per-direction NVLink bandwidth from the GPU catalog)."""
-    gpu = get_gpu(gpu_key)
-    return Link(f"{gpu.key}_nvlink", f"{gpu.name} NVLink bridge", "nvlink", gpu.nvlink_bw_bytes_per_s,
-                gpu.nvlink_bidir_marketing_bytes_per_s, 0, gpu.source, gpu.notes)
 
 
 def _socket_gb(key: str, *, nccl: bool = False) -> float:
@@ -73,9 +67,9 @@ CASES = (
     Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", dict(link="nvlink4"), in_sample=True,
          why="NVLS efficiency is this measurement"),
     Case("C14", "nvlink_large", "busbw", "8x H200, NVLS, 8 GiB", dict(link="nvlink4")),
-    Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", dict(link=_bridge("a40"))),
+    Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", dict(link=bridge_link("a40"))),
     Case("C28", "nvlink_large", "busbw", "2x RTX 2080 Ti with NVLink bridge, 128 MiB (NCCL 2.6)",
-         dict(link=_bridge("rtx_2080_ti")),
+         dict(link=bridge_link("rtx_2080_ti")),
          why="old NCCL (2.6, 2020) and an old nccl-tests output whose size column is twice count x 4 bytes: by "
              "nccl-tests' own algbw (count-based) the bridge reached 41 % of its rate; if the size column is right, "
              "81 %, which the model would match. The log cannot tell which"),

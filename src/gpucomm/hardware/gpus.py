@@ -233,13 +233,15 @@ _GPU_LIST = (
                 "GB200-NVL72_GB200-186GB_aarch64x16_Dynamo.json ; 8 TB/s [C]. The GPU attaches to Grace, not to a PCIe "
                 f"host. {_NOT_IN_FACTS} PCIe generation.")),
     _gpu("a40", "A40 (GA102, NVLink bridge)", "Ampere", 2020, "PCIe", nvlink=3, links=4, nvlink_dir_gb=56.25,
-         bridge=True, source=_GA102_WP,
+         bridge=True, pcie=4, fp16=149.67, bf16=149.67, mem="GDDR6", mem_gb=48, mem_bw=696 * GB, source=_GA102_WP,
+         compute_source="https://hmc-tech.com/gpu/nvidia-a100-vs-nvidia-a40",
          notes=("GA102 NVLink 3: 4 x4 links, 14.0625 GB/s each per direction = 56.25 GB/s, 112.5 GB/s bidir; GA102 "
                 "whitepaper [U] quoted in [C] https://hf-mirror.492719920.workers.dev/spaces/Ahmadzei/RAG/blame/"
                 "9007c8ed72f6554e38e2bad98fbbba8e72e72f22/chunked/content_aware_chunking/_perf_hardware/chunk_10.txt ; "
                 "A40 product brief 'NVIDIA NVLink 112.5 GB/s (bidirectional)' [C] "
-                "http://www.relationship-nepal.org/900-2g133-0000-000.html . arch_year is Ampere's. "
-                f"{_NOT_IN_FACTS} PCIe generation, FLOP/s, memory.")),
+                "http://www.relationship-nepal.org/900-2g133-0000-000.html ; the same brief: PCI Express 4.0 x16, 48 GB "
+                "GDDR6, 696 GB/s. Tensor FP16/BF16 dense 149.67 TFLOP/s (FP32 accumulate), no FP8 on Ampere [C] "
+                "hmc-tech.com. arch_year is Ampere's.")),
     _gpu("rtx_2080_ti", "GeForce RTX 2080 Ti (TU102)", "Turing", None, "PCIe", nvlink=2, links=2, nvlink_dir_gb=50,
          bridge=True, source="https://techpowerup.com/review/nvidia-geforce-turing-geforce-rtx-architecture/14.html",
          notes=("TU102 NVLink 2: 2 x8 links x 25 GB/s per direction = 50 GB/s, 100 GB/s bidir (RTX 2080 / TU104: 1 link) [C] "
@@ -310,3 +312,38 @@ def get_gpu(key: str | GPU) -> GPU:
     True
     """
     return lookup(GPUS, key, what='GPU', entry_type=GPU, dashes_as_underscores=True)
+
+
+def bridge_link(gpu: str | GPU):
+    """The NVLink bridge of a PCIe card (A40, RTX 3090, H100 PCIe...) as a link for the cost model.
+
+    Parameters
+    ----------
+    gpu : str or GPU
+        Catalog key or entry of a card with ``nvlink_bridge`` set.
+
+    Returns
+    -------
+    Link
+        Kind ``"nvlink"``, with the card's own per-direction NVLink bandwidth (``nvlink_bw_bytes_per_s``,
+        e.g. 56.25 GB/s for GA102's four x4 links), not the SXM part's of the same generation.
+
+    Raises
+    ------
+    GpucommError
+        If the key is unknown or the card has no NVLink bridge.
+
+    Examples
+    --------
+    >>> bridge_link("a40").bw_bytes_per_s / 1e9
+    56.25
+    """
+    from gpucomm import GpucommError
+    from gpucomm.hardware.links import Link
+
+    spec = get_gpu(gpu)
+    if not spec.nvlink_bridge:
+        raise GpucommError(f"GPU {spec.key!r} has no NVLink bridge: expected one of "
+                           f"{', '.join(k for k, g in GPUS.items() if g.nvlink_bridge)}")
+    return Link(f"{spec.key}_nvlink_bridge", f"{spec.name} NVLink bridge", "nvlink", spec.nvlink_bw_bytes_per_s,
+                spec.nvlink_bidir_marketing_bytes_per_s, spec.arch_year or 0, spec.source, spec.notes)
