@@ -13,9 +13,10 @@ bandwidth) and Simple (a fixed start-up cost, full bandwidth); NVLS uses its own
 calibrated efficiency and latency. ``algorithm="auto"`` takes the cheapest of the
 algorithms NCCL implements (ring, tree, NVLS where the switch supports it,
 hierarchical across nodes); the inference engines' custom one-shot / two-shot
-all_reduce are available by name. Across nodes a ring runs through every GPU of every node
-and leaves each node through one NIC per rail: its bandwidth is the smaller of the
-intra-node rate and each GPU's share of the NICs, and each LL step waits for a network hop.
+all_reduce are available by name. Across nodes NCCL runs one ring per NIC through every GPU
+of every node: the node's NICs together carry one ring's traffic, so a ring's bandwidth is
+the smaller of the intra-node rate and the node's total NIC bandwidth, and each LL step
+waits for a network hop.
 
 Formulas per algorithm (n ranks, S bytes, B per-direction bandwidth):
 
@@ -541,21 +542,23 @@ def _net_bw_per_gpu(fabric: Fabric, g: int) -> float:
 
 def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
                             protocol: str) -> tuple[str, str, float, float]:
-    """A ring through every GPU of every node, as NCCL runs rings across nodes: its hops inside a node go at the
-    intra-node rate and its hops between nodes at each GPU's share of the NICs (one channel per NIC rail), so the slower
-    sets the pace; every step of the LL protocol waits for a network hop. all_to_all sends (n-g)/n of the buffer over
-    the network and the rest inside the node; send_recv crosses the network with one flow on one NIC."""
+    """Rings through every GPU of every node, as NCCL runs them across nodes: one ring (channel) per NIC, each
+    carrying its share of the buffer and leaving the node through its own NIC, so the node's NICs together carry
+    one ring's traffic and the slower of that and the intra-node rate sets the pace; each LL step waits for a
+    network hop. all_to_all sends (n-g)/n of every buffer over the network; send_recv crosses it as one flow on one
+    NIC."""
     g = n // fabric.num_nodes
     intra = dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
     intra_bw = per_gpu_bw_bytes_per_s(intra, g) if g > 1 else math.inf
-    net_bw = _net_bw_per_gpu(fabric, g)
+    nic_bw = _network_bw(fabric.network) * cal.NET_EFFICIENCY.value
+    node_bw = nic_bw * (fabric.nics_per_node or g)  # all of a node's NICs, one ring each
     steps, wire = _steps_and_wire("ring", collective, size, n)
     if collective == "all_to_all":
-        transfer = max(size * (g - 1) / n / intra_bw, size * (n - g) / n / net_bw)
+        transfer = max(size * (g - 1) / n / intra_bw, g * size * (n - g) / n / node_bw)
     elif collective == "send_recv":
-        transfer = wire / min(intra_bw, _network_bw(fabric.network) * cal.NET_EFFICIENCY.value)
+        transfer = wire / min(intra_bw, nic_bw)
     else:
-        transfer = wire / min(intra_bw, net_bw)
+        transfer = wire / min(intra_bw, node_bw)
     costs = {"LL": (cal.LL_BASE_LATENCY_S.value + steps * cal.NET_STEP_LATENCY_S.value,
                     transfer / cal.LL_BW_FRACTION.value),
              "Simple": (cal.SIMPLE_LATENCY_S.value, transfer)}
@@ -587,9 +590,8 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
         False: P2P disabled, staged through host memory (PCIe links only).
     algorithm : str
         One of :data:`ALGORITHMS`. ``auto`` picks the cheapest of :data:`NCCL_ALGORITHMS`
-        that apply (NVLS only behind NVLink 4+ switches). Across nodes only ``ring`` (through
-        every GPU, each GPU's share of the NICs between nodes) and, for all_reduce,
-        ``hierarchical`` are modelled.
+        that apply (NVLS only behind NVLink 4+ switches). Across nodes only ``ring`` (one ring per NIC
+        through every GPU) and, for all_reduce, ``hierarchical`` are modelled.
     protocol : {"auto", "LL", "Simple"}
         ``auto`` takes the cheaper, as NCCL's tuner does.
     topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink, pcie_link, inter_socket

@@ -19,8 +19,9 @@ from gpucomm.hardware import get_inter_socket_link
 from gpucomm.hardware.gpus import bridge_link
 from gpucomm.measurements import case, seed_llama70b_tp4
 
-GROUPS = ("nvlink_large", "pcie_large", "small_latency")
-"""large-message busbw on NVLink/NVSwitch, large-message busbw on PCIe, small-message time."""
+GROUPS = ("nvlink_large", "pcie_large", "network_large", "small_latency")
+"""large-message busbw on NVLink/NVSwitch, on PCIe and across nodes (collectives other than the all_reduce
+the network efficiency was fitted on), small-message time."""
 
 SMALL_MESSAGE_MAX_BYTES = 64 * 2**10
 """Sweep sizes up to this (64 KiB) count as small messages, where latency dominates; larger ones form the
@@ -51,6 +52,7 @@ class Case:
     in_sample: bool = False
     why: str = ""
     row: str | None = None  # the cases.csv id when several cases come from one row (default: case_id)
+    collective: str = "all_reduce"
 
 
 CASES = (
@@ -110,6 +112,15 @@ CASES = (
     Case("P06", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 3 PCIe 5.0 switches, one CPU", dict(link="pcie5"),
          in_sample=True, why="PCIe P2P ring efficiency is this measurement (NCCL_MIN_NCHANNELS=8)"),
     Case("P07", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 4 PCIe 5.0 switches, one CPU", dict(link="pcie5")),
+    Case("M01", "network_large", "busbw", "all_gather, 2 nodes x 8 B200, 8x 400 Gb/s RoCE, 8 GiB",
+         dict(link="nvlink5", num_nodes=2, network="eth_400g"), collective="all_gather"),
+    Case("M02", "network_large", "busbw", "all_gather, 2 nodes x 8 H100, 8x 200 Gb/s TCPXO, 8 GiB",
+         dict(link="nvlink4", num_nodes=2, network="eth_200g"), collective="all_gather",
+         why="same platform as C08, whose all_reduce the network efficiency was fitted on"),
+    Case("M03", "network_large", "busbw", "all_gather, 2 nodes x 8 H100, 4x 200 Gb/s TCPX, 8 GiB",
+         dict(link="nvlink4", num_nodes=2, network="eth_200g", nics_per_node=4), collective="all_gather",
+         why="GPUDirect-TCPX, the first generation of Google's TCP transport: it reaches about half of what the "
+             "network efficiency (fitted on its successor TCPXO, C08) gives"),
     Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", dict(link="nvlink3", algorithm="ring"),
          in_sample=True, why="LL latency line is fitted to this table"),
     Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", dict(link="pcie3")),
@@ -155,7 +166,7 @@ def _predict(c: Case) -> Result:
     row = case(c.row or c.case_id.rstrip("s"))
     n = c.num_ranks or int(row["n_gpus"])
     size = c.msg_bytes or int(row["bytes"])
-    cost = collective_cost("all_reduce", size, num_ranks=n, **c.model_kwargs)
+    cost = collective_cost(c.collective, size, num_ranks=n, **c.model_kwargs)
     if c.metric == "busbw":
         measured = c.measured if c.measured is not None else float(row["busbw_GBps"])
         predicted = cost.busbw_bytes_per_s / 1e9

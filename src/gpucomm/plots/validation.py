@@ -9,6 +9,7 @@ from gpucomm.validation import TARGETS, Result
 _GROUP_LABELS = {
     "nvlink_large": "large messages, NVLink/NVSwitch (busbw)",
     "pcie_large": "large messages, PCIe (busbw or time)",
+    "network_large": "large messages across nodes, all_gather (busbw)",
     "small_latency": "small messages (time)",
     "sweep": "full sweeps, A100x8 and H200x8 (time)",
 }
