@@ -99,6 +99,15 @@ def test_tp_decode_shows_that_latency_dominates():
     assert data["all_reduce_latency_s"] + data["all_reduce_transfer_s"] == pytest.approx(data["all_reduce_time_s"])
     table = run("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4")
     assert "latency part (alpha)" in table.stdout and "bandwidth part" in table.stdout
+    assert data["all_reduce_protocol"] == "LL" and data["all_reduce_busbw_bytes_per_s"] > 0
+
+
+def test_tp_on_a_bridged_card_without_compute_figures_gives_the_communication():
+    out = run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink3", "--gpu", "rtx_3090",
+              "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["link"] == "rtx_3090_nvlink_bridge" and "step_time_s" not in data
 
 
 def test_unknown_collective():

@@ -280,7 +280,38 @@ def test_all_reduce_across_nodes_picks_hierarchical_for_large_messages_and_refus
     assert ring.busbw_bytes_per_s == pytest.approx(8 * 50e9 * 0.9, rel=0.01)
     with pytest.raises(GpucommError, match="'tree' across 2 nodes is not modelled: expected auto, ring or hierarchical"):
         collective_cost("all_reduce", 2**20, num_ranks=16, algorithm="tree", **NDR)
-    # LL across nodes: every ring step waits for a network hop
+    # LL across 2 nodes: a chunk going round the 16-GPU ring crosses the network on 1 of its 15 hops
     small = collective_cost("all_gather", 16 * 8, num_ranks=16, protocol="LL", algorithm="ring", **NDR)
     from gpucomm.hardware import calibration as cal
-    assert small.latency_s == pytest.approx(cal.LL_BASE_LATENCY_S.value + 15 * cal.NET_STEP_LATENCY_S.value)
+    assert small.latency_s == pytest.approx(cal.LL_BASE_LATENCY_S.value + 14 * cal.LL_STEP_LATENCY_S.value
+                                            + cal.NET_STEP_LATENCY_S.value)
+    # so a small all_gather is no slower than a small all_reduce of the same buffer
+    assert collective_cost("all_gather", 16 * 8, num_ranks=16, **NDR).time_s <= \
+        collective_cost("all_reduce", 16 * 8, num_ranks=16, **NDR).time_s
+
+
+def test_a_gpu_feeds_its_nic_over_its_own_link():
+    # one PCIe 3.0 GPU per node cannot push a 400 Gb/s NIC: never faster across nodes than inside one node
+    for collective in ("all_reduce", "all_gather", "broadcast", "send_recv"):
+        across = collective_cost(collective, 2**30, num_ranks=2, link="pcie3", num_nodes=2, network="ib_ndr")
+        inside = collective_cost(collective, 2**30, num_ranks=2, link="pcie3")
+        assert across.time_s >= inside.time_s * 0.999, collective
+    staged = collective_cost("all_reduce", 2**30, num_ranks=2, link="pcie4", p2p=False, num_nodes=2, network="ib_xdr")
+    assert staged.busbw_bytes_per_s <= effective_bw_bytes_per_s("pcie4", p2p=False) * 1.001
+
+
+def test_busbw_across_nodes_grows_with_the_message():
+    sizes = [2**k for k in range(20, 34)]
+    for network in ("ib_ndr", "eth_200g"):
+        busbw = [collective_cost("all_reduce", s, num_ranks=16, link="nvlink4", num_nodes=2,
+                                 network=network).busbw_bytes_per_s for s in sizes]
+        assert all(b2 >= b1 * 0.999 for b1, b2 in zip(busbw, busbw[1:])), (network, busbw)
+
+
+def test_counts_are_named_in_their_errors():
+    with pytest.raises(GpucommError, match="NICs per node 65 is not valid"):
+        collective_cost("all_reduce", 2**20, num_ranks=16, nics_per_node=65, **NDR)
+    with pytest.raises(GpucommError, match="number of nodes 0 is not valid"):
+        collective_cost("all_reduce", 2**20, num_ranks=16, link="nvlink4", num_nodes=0)
+    with pytest.raises(GpucommError, match="^network 'ib_ndr' given for a single node"):
+        collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink4", network="ib_ndr")

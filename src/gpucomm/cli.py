@@ -83,6 +83,13 @@ def _cmd_cost(args) -> int:
     return 0
 
 
+def _has_compute_figures(gpu: str) -> bool:
+    from gpucomm.hardware import get_gpu
+
+    spec = get_gpu(gpu)
+    return bool((spec.dense_bf16_flops_per_s or spec.dense_fp16_flops_per_s) and spec.mem_bw_bytes_per_s)
+
+
 def _cmd_tp(args) -> int:
     args.mesh_size = _mesh_size(args)
     if args.gpu:  # a bridged card's NVLink is its bridge: the same link for the table and the step
@@ -96,13 +103,15 @@ def _cmd_tp(args) -> int:
     step = None
     if args.phase == "decode":
         comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=args.batch, link=args.link, dtype=args.dtype, **fabric)
-    if args.gpu:
+    roofline = args.gpu and _has_compute_figures(args.gpu)
+    if roofline:
         step = tp_step(args.model, gpu=args.gpu, tp_size=args.tp, link=args.link, phase=args.phase, batch=args.batch,
                        prompt_len=args.tokens, context_len=args.context, dtype=args.dtype, **fabric)
     if args.json:
         out = {"model": comm.model, "tp_size": comm.tp_size, "phase": args.phase, "num_tokens": comm.num_tokens,
                "msg_bytes": comm.msg_bytes, "all_reduces": comm.all_reduces, "all_reduce_time_s": comm.per_all_reduce.time_s,
-               "all_reduce_algorithm": comm.per_all_reduce.algorithm,
+               "all_reduce_algorithm": comm.per_all_reduce.algorithm, "all_reduce_protocol": comm.per_all_reduce.protocol,
+               "all_reduce_busbw_bytes_per_s": comm.per_all_reduce.busbw_bytes_per_s,
                "all_reduce_latency_s": comm.per_all_reduce.latency_s, "all_reduce_transfer_s": comm.per_all_reduce.transfer_s,
                "comm_time_s": comm.total_time_s,
                "time_s": comm.total_time_s, "link": comm.per_all_reduce.link, "p2p": comm.per_all_reduce.p2p}
@@ -136,7 +145,8 @@ def _cmd_tp(args) -> int:
              + ("" if step.fits_memory else " - does NOT fit this GPU's memory")),
         ]
     else:
-        rows.append(("compute", "add --gpu (e.g. a100_sxm4_80gb) for the roofline compute time"))
+        rows.append(("compute", f"the catalog has no FLOP/s or memory bandwidth for {args.gpu}: communication only"
+                     if args.gpu else "add --gpu (e.g. a100_sxm4_80gb) for the roofline compute time"))
     _print_table(f"TP={args.tp} {args.phase} of {args.model} over {comm.per_all_reduce.link}", rows)
     return 0
 

@@ -41,7 +41,7 @@ def check_collective(collective: str) -> str:
     return collective
 
 
-def check_num_ranks(num_ranks: int, *, minimum: int = 1, maximum: int = 1_000_000) -> int:
+def check_num_ranks(num_ranks: int, *, minimum: int = 1, maximum: int = 1_000_000, what: str = "number of GPUs/ranks") -> int:
     """Return ``num_ranks`` if it is an integer in [minimum, maximum], else raise.
 
     Parameters
@@ -50,6 +50,8 @@ def check_num_ranks(num_ranks: int, *, minimum: int = 1, maximum: int = 1_000_00
         Number of GPUs/ranks to check (a bool is refused).
     minimum, maximum : int
         Inclusive bounds.
+    what : str
+        What the count is, for the error message (``"number of nodes"``).
 
     Returns
     -------
@@ -62,7 +64,7 @@ def check_num_ranks(num_ranks: int, *, minimum: int = 1, maximum: int = 1_000_00
         If ``num_ranks`` is not an int or lies outside [minimum, maximum].
     """
     if isinstance(num_ranks, bool) or not isinstance(num_ranks, int) or not minimum <= num_ranks <= maximum:
-        raise GpucommError(f"number of GPUs/ranks {num_ranks!r} is not valid: expected an integer from {minimum} to {maximum}")
+        raise GpucommError(f"{what} {num_ranks!r} is not valid: expected an integer from {minimum} to {maximum}")
     return num_ranks
 
 

@@ -186,21 +186,22 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
     if topology not in TOPOLOGIES:
         raise GpucommError(f"unknown topology {topology!r}: expected one of {', '.join(TOPOLOGIES)}")
     if topology == "mesh":
-        check_num_ranks(mesh_size, minimum=2, maximum=1024)
+        check_num_ranks(mesh_size, minimum=2, maximum=1024, what="mesh size")
         if link.kind != "nvlink":
             raise GpucommError(f"topology 'mesh' with link {link.key!r}: a point-to-point mesh wires NVLinks GPU to GPU; "
                                "expected an NVLink link (e.g. nvlink4), or --topology switch for PCIe")
-    check_num_ranks(num_nodes, maximum=100_000)
+    check_num_ranks(num_nodes, maximum=100_000, what="number of nodes")
     if num_nodes == 1 and (network is not None or nics_per_node is not None):
-        raise GpucommError(f"network {network!r} / NICs per node {nics_per_node!r} given for a single node: "
+        given = ", ".join(f"{k} {v!r}" for k, v in (("network", network), ("NICs per node", nics_per_node)) if v is not None)
+        raise GpucommError(f"{given} given for a single node: "
                            "expected num_nodes (--nodes) of 2 or more, or no network")
     if num_nodes > 1:
         if network is None:
             raise GpucommError(f"{num_nodes} nodes need a network: expected --network with one of the scale-out links")
         _network_bw(network)  # validates the key
         if nics_per_node is not None:
-            check_num_ranks(nics_per_node, maximum=64)
-    check_num_ranks(gpus_per_uplink, maximum=64)
+            check_num_ranks(nics_per_node, maximum=64, what="NICs per node")
+    check_num_ranks(gpus_per_uplink, maximum=64, what="GPUs per uplink")
     if gpus_per_uplink > 1 and p2p:
         raise GpucommError(f"{gpus_per_uplink} GPUs per uplink only matters when traffic is staged through the host: "
                            "expected p2p=False (--no-p2p) or 1")
@@ -509,29 +510,28 @@ def _single_node_cost(collective: str, size: int, n: int, fabric: Fabric, algori
 
 def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tuple[str, str, float, float]:
     """all_reduce across nodes: intra-node reduce-scatter, inter-node ring all_reduce of S/g per GPU,
-    intra-node all-gather, pipelined (NCCL streams chunks, so the slower stage sets the pace)."""
+    intra-node all-gather, pipelined (NCCL streams chunks, so the slower stage sets the pace). One protocol
+    for the whole collective, as NCCL picks one per call."""
     nodes = fabric.num_nodes
     g = n // nodes
     intra = dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
-    if g > 1:
-        _, p_rs, lat_rs, tr_rs = _single_node_cost("reduce_scatter", size, g, intra, "ring", protocol)
-    else:
-        p_rs, lat_rs, tr_rs = "Simple", 0.0, 0.0
-    net_bw_per_gpu = _net_bw_per_gpu(fabric, g)
+    net_bw_per_gpu = min(_net_bw_per_gpu(fabric, g), _gpu_feed_bw(fabric))
     inter_wire = (size / g) * busbw_factor("all_reduce", nodes)
     inter_steps = 2 * (nodes - 1)
-    inter_costs = {
-        "LL": (cal.LL_BASE_LATENCY_S.value + inter_steps * cal.NET_STEP_LATENCY_S.value,
-               inter_wire / (net_bw_per_gpu * cal.LL_BW_FRACTION.value)),
-        "Simple": (cal.SIMPLE_LATENCY_S.value, inter_wire / net_bw_per_gpu),
-    }
-    if protocol != "auto":
-        inter_costs = {protocol: inter_costs[protocol]}
-    p_net = min(inter_costs, key=lambda p: sum(inter_costs[p]))
-    lat_net, tr_net = inter_costs[p_net]
-    latency = max(lat_rs, lat_net) + (lat_rs if g > 1 else 0.0)
-    transfer = max(2 * tr_rs, tr_net)  # intra RS + AG vs the network stage, overlapped
-    return "hierarchical", p_net if tr_net >= 2 * tr_rs else p_rs, latency, transfer
+    options = {}
+    for proto in ((protocol,) if protocol != "auto" else ("LL", "Simple")):
+        if g > 1:
+            _, _, lat_rs, tr_rs = _single_node_cost("reduce_scatter", size, g, intra, "ring", proto)
+        else:
+            lat_rs, tr_rs = 0.0, 0.0
+        if proto == "LL":
+            lat_net, tr_net = _ll_latency_s(fabric, 0, inter_steps), inter_wire / (net_bw_per_gpu * cal.LL_BW_FRACTION.value)
+        else:
+            lat_net, tr_net = cal.SIMPLE_LATENCY_S.value, inter_wire / net_bw_per_gpu
+        latency = max(lat_rs, lat_net) + (lat_rs if g > 1 else 0.0)
+        options[proto] = (latency, max(2 * tr_rs, tr_net))  # intra RS + AG vs the network stage, overlapped
+    best = min(options, key=lambda p: sum(options[p]))
+    return "hierarchical", best, *options[best]
 
 
 def _net_bw_per_gpu(fabric: Fabric, g: int) -> float:
@@ -540,17 +540,32 @@ def _net_bw_per_gpu(fabric: Fabric, g: int) -> float:
     return _network_bw(fabric.network) * nics / g * cal.NET_EFFICIENCY.value
 
 
+def _gpu_feed_bw(fabric: Fabric) -> float:
+    """What one GPU can push towards its NIC, per direction, in bytes/s: over a PCIe link, that link's effective rate
+    (GPUDirect RDMA reads GPU memory over it; without P2P the data is staged through host memory); NVLink GPUs
+    (H100, B200: PCIe 5.0 to their NIC) are not limited here."""
+    return effective_bw_bytes_per_s(fabric.link, p2p=fabric.p2p) if fabric.link.kind == "pcie" else math.inf
+
+
+def _ll_latency_s(fabric: Fabric, intra_steps: float, net_steps: float) -> float:
+    """LL start-up plus the steps a chunk waits for: NVLink/PCIe hops inside a node, network hops between nodes."""
+    intra = (cal.LL_STEP_LATENCY_S if fabric.p2p else cal.LL_STEP_LATENCY_HOST_STAGED_S).value
+    return cal.LL_BASE_LATENCY_S.value + intra_steps * intra + net_steps * cal.NET_STEP_LATENCY_S.value
+
+
 def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
                             protocol: str) -> tuple[str, str, float, float]:
     """Rings through every GPU of every node, as NCCL runs them across nodes: one ring (channel) per NIC, each
     carrying its share of the buffer and leaving the node through its own NIC, so the node's NICs together carry
-    one ring's traffic and the slower of that and the intra-node rate sets the pace; each LL step waits for a
-    network hop. all_to_all sends (n-g)/n of every buffer over the network; send_recv crosses it as one flow on one
-    NIC."""
-    g = n // fabric.num_nodes
+    one ring's traffic and the slower of that and the intra-node rate sets the pace. A chunk going round the ring
+    crosses a node boundary on (N-1)/(n-1) of its steps (N nodes, n ranks) and waits a network hop there, an
+    intra-node hop elsewhere. all_to_all sends (n-g)/n of every buffer over the network; send_recv crosses it as one
+    flow on one NIC."""
+    nodes = fabric.num_nodes
+    g = n // nodes
     intra = dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
-    intra_bw = per_gpu_bw_bytes_per_s(intra, g) if g > 1 else math.inf
-    nic_bw = _network_bw(fabric.network) * cal.NET_EFFICIENCY.value
+    intra_bw = per_gpu_bw_bytes_per_s(intra, g) if g > 1 else _gpu_feed_bw(fabric)
+    nic_bw = min(_network_bw(fabric.network) * cal.NET_EFFICIENCY.value, _gpu_feed_bw(fabric))
     node_bw = nic_bw * (fabric.nics_per_node or g)  # all of a node's NICs, one ring each
     steps, wire = _steps_and_wire("ring", collective, size, n)
     if collective == "all_to_all":
@@ -559,8 +574,8 @@ def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
         transfer = wire / min(intra_bw, nic_bw)
     else:
         transfer = wire / min(intra_bw, node_bw)
-    costs = {"LL": (cal.LL_BASE_LATENCY_S.value + steps * cal.NET_STEP_LATENCY_S.value,
-                    transfer / cal.LL_BW_FRACTION.value),
+    net_steps = steps * (nodes - 1) / (n - 1)
+    costs = {"LL": (_ll_latency_s(fabric, steps - net_steps, net_steps), transfer / cal.LL_BW_FRACTION.value),
              "Simple": (cal.SIMPLE_LATENCY_S.value, transfer)}
     if protocol != "auto":
         costs = {protocol: costs[protocol]}
@@ -643,8 +658,8 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     if algorithm == "hierarchical" and not multi_node:
         raise GpucommError("algorithm 'hierarchical' needs several nodes: expected --nodes 2 or more")
     if multi_node and algorithm not in ("auto", "hierarchical", "ring"):
-        raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected auto, "
-                           "ring or hierarchical")
+        accepted = "auto, ring or hierarchical" if collective == "all_reduce" else "auto or ring"
+        raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected {accepted}")
 
     if multi_node:
         options = []

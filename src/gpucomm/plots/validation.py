@@ -61,12 +61,13 @@ def validation_figure(results: list[Result]) -> go.Figure:
     fig.update_layout(
         title=dict(text=f"model / measurement for every published case (1 = exact)<br><sup>targets: {targets} "
                         f"(shaded: {tight_group.split('_')[0]}; dotted: the others)</sup>"),
-        yaxis=dict(type="log", title="predicted / measured"),
+        yaxis=dict(type="log", title="predicted / measured", tickvals=[0.25, 0.5, 0.7, 1, 1.4, 2, 4, 8],
+                   ticktext=["0.25", "0.5", "0.7", "1", "1.4", "2", "4", "8"]),
         # every single case is labelled; the sweeps' many sizes are not (hover shows them)
-        xaxis=dict(tickangle=-90, tickfont=dict(size=10), categoryorder="array",
+        xaxis=dict(tickangle=-90, tickfont=dict(size=9), categoryorder="array",
                    categoryarray=[r.case_id for r in results],
                    tickvals=[r.case_id for r in results if not r.label.endswith(" sweep")]),
-        template="plotly_white", height=580, margin=dict(t=120, b=140), legend=dict(orientation="h", y=-0.17),
+        template="plotly_white", height=620, margin=dict(t=120, b=150), legend=dict(orientation="h", y=-0.17),
         updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, y=1.13, xanchor="left")],
     )
     return fig
