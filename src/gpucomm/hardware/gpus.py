@@ -210,9 +210,13 @@ _GPU_LIST = (
                 "a user's 'unidirectional peak 200GB/s' [C] in the NCCL issue. 8 links derived as 400 / 50 GB/s per link. "
                 f"{_NOT_IN_FACTS} PCIe generation, FLOP/s, memory.")),
     _gpu("h20", "H20 (China SKU)", "Hopper", 2022, None, nvlink=4, links=18, nvlink_dir_gb=450,
-         source="https://www.tweaktown.com/news/95224/",
+         fp16=148, bf16=148, mem="HBM3", mem_gb=96, mem_bw=4.0 * TB,
+         source="https://www.tweaktown.com/news/95224/", compute_source="https://willitrunai.com/es/gpus/h20-96gb",
          notes=("Reported NVIDIA spec 'keeps the 900GB/sec NVLink' [C]: 450 GB/s per direction, 18 links derived as "
-                f"900 / 50. {_NOT_IN_FACTS} form factor, PCIe generation, FLOP/s, memory.")),
+                "900 / 50. 148 TFLOP/s dense FP16 (export-capped, ~15 % of H100), 96 GB HBM3, 4.0 TB/s [C] "
+                "willitrunai.com; the same 148 dense FP16 in [C] https://zangshuxian.com/new/674733024499207168 . BF16 "
+                "taken equal to FP16, as on every Hopper tensor core; FP8 not in these sources. "
+                f"{_NOT_IN_FACTS} form factor, PCIe generation.")),
     _gpu("b200_hgx", "B200 (HGX, 1,000 W)", "Blackwell", 2024, "SXM", nvlink=5, links=18, nvlink_dir_gb=900,
          fp16=2250, bf16=2250, fp8=4500, mem="HBM3e", mem_gb=180, mem_bw=7.7 * TB, source=_NVLINK_B200,
          compute_source=_HGX_PAGE,
