@@ -8,6 +8,8 @@ FLOP utilisation). Static HTML: :func:`training_explorer_figure`; live:
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, replace
 
 import plotly.graph_objects as go
@@ -179,11 +181,11 @@ def training_update(inputs: TrainingInputs, offset: int = 0) -> FigureUpdate:
         ys[0].append(r.volume_bytes / 1e9)
         ys[1].append(r.time_s)
         ys[2].append(r.exposed_s if r.exposed_s > 0 else None)  # 0 has no place on a log axis: the label says it
-        texts[0].append(f"{r.volume_bytes / 1e9:.3g} GB")
+        texts[0].append(_gb(r.volume_bytes))
         texts[1].append(format_time(r.time_s) + ("" if r.exposed_s > 0 else ", all hidden"))
         texts[2].append(format_time(r.exposed_s) if r.exposed_s > 0 else "")
         exposed = f"{format_time(r.exposed_s)} exposed" if r.exposed_s > 0 else "hidden by overlap"
-        parts.append(f"{STRATEGY_LABELS[strategy]}: {r.volume_bytes / 1e9:.3g} GB, {format_time(r.time_s)} ({exposed})")
+        parts.append(f"{STRATEGY_LABELS[strategy]}: {_gb(r.volume_bytes)}, {format_time(r.time_s)} ({exposed})")
     nodes = inputs.num_nodes
     where = f"{inputs.num_gpus} GPUs" + (f" on {nodes} nodes" if nodes > 1 else "")
     summary = f"compute {format_time(compute)} per step on {where}; " + "; ".join(parts)
@@ -191,7 +193,19 @@ def training_update(inputs: TrainingInputs, offset: int = 0) -> FigureUpdate:
              + (f" + {inputs.network}" if nodes > 1 else "") + " (model)")
     n = len(STRATEGIES)
     return FigureUpdate({"y": ys + [[compute] * n], "text": texts + [None]}, tuple(range(offset, offset + 4)),
-                        {"title.text": title}, summary)
+                        {"title.text": title, "yaxis2.range": _log_range(ys[1] + ys[2] + [compute])}, summary)
+
+
+def _gb(nbytes: float) -> str:
+    """A volume in GB for a bar label, without scientific notation (``41,200 GB``, ``265 GB``, ``0.5 GB``)."""
+    gb = nbytes / 1e9
+    return f"{gb:,.0f} GB" if gb >= 1000 else f"{gb:.3g} GB"
+
+
+def _log_range(values: list) -> list[float]:
+    """A log-axis range (in decades) that shows every positive value, the compute line included."""
+    shown = [v for v in values if v]
+    return [math.log10(min(shown)) - 0.3, math.log10(max(shown)) + 0.3]
 
 
 def training_explorer_figure(inputs: TrainingInputs | None = None, models: tuple[str, ...] | None = None,
@@ -225,14 +239,16 @@ def training_explorer_figure(inputs: TrainingInputs | None = None, models: tuple
             texts += u.data["text"]
         nodes = replace(inputs, num_gpus=n).num_nodes
         title = f"{n} GPUs" + (f" on {nodes} nodes" if nodes > 1 else "") + " (model)"
+        times = [v for i, values in enumerate(ys) if i % 4 in (1, 2, 3) for v in values]
         steps.append(dict(method="update", label=str(n),
                           args=step_args(FigureUpdate({"y": ys, "text": texts}, tuple(range(4 * len(models))),
-                                                      {"title.text": title}))))
+                                                      {"title.text": title, "yaxis2.range": _log_range(times)}))))
     buttons = [dict(method="restyle", label=get_model(m).name,
                     args=[{"visible": [j == i for j in range(len(models)) for _ in range(4)]}])
                for i, m in enumerate(models)]
     fig.update_layout(
         title_text=steps[gpu_counts.index(inputs.num_gpus)]["args"][1]["title.text"], height=640,
+        yaxis2_range=steps[gpu_counts.index(inputs.num_gpus)]["args"][1]["yaxis2.range"],
         margin=dict(t=190, b=60),
         updatemenus=[dict(type="dropdown", buttons=buttons, active=models.index(inputs.model), x=0, xanchor="left",
                           y=1.12, yanchor="bottom")],
