@@ -103,11 +103,14 @@ def test_tp_decode_shows_that_latency_dominates():
 
 
 def test_tp_on_a_bridged_card_without_compute_figures_gives_the_communication():
-    out = run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink3", "--gpu", "rtx_3090",
-              "--json")
+    out = run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink2", "--gpu",
+              "rtx_2080_ti", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert data["link"] == "rtx_3090_nvlink_bridge" and "step_time_s" not in data
+    assert data["link"] == "rtx_2080_ti_nvlink_bridge" and "step_time_s" not in data
+    with_compute = json.loads(run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink3",
+                                  "--gpu", "rtx_3090", "--json").stdout)
+    assert with_compute["link"] == "rtx_3090_nvlink_bridge" and with_compute["step_time_s"] > 0
 
 
 def test_unknown_collective():

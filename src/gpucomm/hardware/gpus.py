@@ -252,11 +252,15 @@ _GPU_LIST = (
                 "TechPowerUp and https://www.tomshardware.com/reviews/nvidia-turing-gpu-architecture-explored,5801-7.html . "
                 f"{_NOT_IN_FACTS} year, PCIe generation, P2P, FLOP/s, memory.")),
     _gpu("rtx_3090", "GeForce RTX 3090 (GA102, NVLink bridge)", "Ampere", 2020, "PCIe", nvlink=3, links=4,
-         nvlink_dir_gb=56.25, bridge=True, source=_GA102_WP,
+         nvlink_dir_gb=56.25, bridge=True, pcie=4, fp16=71, bf16=71, mem="GDDR6X", mem_gb=24, mem_bw=936 * GB,
+         source=_GA102_WP, compute_source="https://holynerdvana.blogspot.com/2022/10/nvidia-geforce-rtx-3090-specifications.html",
          notes=("GA102 NVLink 3: 4 x4 links x 14.0625 GB/s per direction = 56.25 GB/s, 112.5 GB/s bidir; whitepaper [U] "
                 "quoted in [C] https://hf-mirror.492719920.workers.dev/spaces/Ahmadzei/RAG/blame/"
                 "9007c8ed72f6554e38e2bad98fbbba8e72e72f22/chunked/content_aware_chunking/_perf_hardware/chunk_10.txt . "
-                f"arch_year is Ampere's. {_NOT_IN_FACTS} PCIe generation, P2P, FLOP/s, memory.")),
+                "24 GB GDDR6X, 936 GB/s, 'FP16 TFLOPS (Sparsity) 142 (285)' [C] holynerdvana.blogspot.com (a copy of "
+                "Tom's Hardware's table): 142 dense with FP16 accumulate, so 71 with FP32 accumulate at GeForce's half "
+                "rate (as in the RTX 4090 entry; derived). PCIe 4.0 x16 [C] https://cpu-gpu.alldbin.com/graphics-card-"
+                f"comparison/GeForce-RTX-3090-and-Tesla-M40-comparison.html . arch_year is Ampere's. {_NOT_IN_FACTS} P2P.")),
     _gpu("rtx_4090", "GeForce RTX 4090 (no NVLink, no P2P)", "Ada", None, "PCIe", pcie=4, p2p=False,
          fp16=165.2, bf16=165.2, fp8=330.3, mem="GDDR6X", mem_gb=24, mem_bw=1008 * GB,
          source="https://www.tweaktown.com/news/88605/nvidia-kills-nvlink-support-for-ada-lovelace-silent-death-sli/index.html",
