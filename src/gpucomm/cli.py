@@ -19,7 +19,7 @@ from gpucomm import GpucommError, __version__
 from gpucomm.cliutil import OneLineErrorParser, int_arg, size_arg
 from gpucomm.collectives import COLLECTIVES
 from gpucomm.cost import ALGORITHMS, collective_cost
-from gpucomm.hardware import INTER_SOCKET_LINKS, get_inter_socket_link, link_keys
+from gpucomm.hardware import INTER_SOCKET_LINKS, get_gpu, get_inter_socket_link, link_keys
 from gpucomm.tp import MODELS, link_for_gpu, tp_forward_comm, tp_step
 from gpucomm.units import format_size, format_time
 
@@ -83,13 +83,6 @@ def _cmd_cost(args) -> int:
     return 0
 
 
-def _has_compute_figures(gpu: str) -> bool:
-    from gpucomm.hardware import get_gpu
-
-    spec = get_gpu(gpu)
-    return bool((spec.dense_bf16_flops_per_s or spec.dense_fp16_flops_per_s) and spec.mem_bw_bytes_per_s)
-
-
 def _cmd_tp(args) -> int:
     args.mesh_size = _mesh_size(args)
     if args.gpu:  # a bridged card's NVLink is its bridge: the same link for the table and the step
@@ -103,7 +96,7 @@ def _cmd_tp(args) -> int:
     step = None
     if args.phase == "decode":
         comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=args.batch, link=args.link, dtype=args.dtype, **fabric)
-    roofline = args.gpu and _has_compute_figures(args.gpu)
+    roofline = args.gpu and get_gpu(args.gpu).has_roofline
     if roofline:
         step = tp_step(args.model, gpu=args.gpu, tp_size=args.tp, link=args.link, phase=args.phase, batch=args.batch,
                        prompt_len=args.tokens, context_len=args.context, dtype=args.dtype, **fabric)

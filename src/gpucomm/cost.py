@@ -483,9 +483,8 @@ def _protocol_costs(fabric: Fabric, algorithm: str, steps: int, wire: float, bw:
     if algorithm == "nvls":
         nvls_bw = fabric.link.bw_bytes_per_s * cal.NVLS_EFFICIENCY.value
         return {"Simple": (cal.NVLS_LATENCY_S.value, wire / nvls_bw)}
-    step_lat = (cal.LL_STEP_LATENCY_S if fabric.p2p else cal.LL_STEP_LATENCY_HOST_STAGED_S).value
     return {
-        "LL": (cal.LL_BASE_LATENCY_S.value + steps * step_lat, wire / (bw * cal.LL_BW_FRACTION.value)),
+        "LL": (_ll_latency_s(fabric, steps, 0), wire / (bw * cal.LL_BW_FRACTION.value)),
         "Simple": (cal.SIMPLE_LATENCY_S.value, wire / bw),
     }
 
@@ -514,7 +513,7 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
     for the whole collective, as NCCL picks one per call."""
     nodes = fabric.num_nodes
     g = n // nodes
-    intra = dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
+    intra = _one_node(fabric)
     net_bw_per_gpu = min(_net_bw_per_gpu(fabric, g), _gpu_feed_bw(fabric))
     inter_wire = (size / g) * busbw_factor("all_reduce", nodes)
     inter_steps = 2 * (nodes - 1)
@@ -540,6 +539,11 @@ def _net_bw_per_gpu(fabric: Fabric, g: int) -> float:
     return _network_bw(fabric.network) * nics / g * cal.NET_EFFICIENCY.value
 
 
+def _one_node(fabric: Fabric) -> Fabric:
+    """The same GPUs and links, inside one node (no network)."""
+    return dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
+
+
 def _gpu_feed_bw(fabric: Fabric) -> float:
     """What one GPU can push towards its NIC, per direction, in bytes/s: over a PCIe link, that link's effective rate
     (GPUDirect RDMA reads GPU memory over it; without P2P the data is staged through host memory); NVLink GPUs
@@ -563,7 +567,7 @@ def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
     flow on one NIC."""
     nodes = fabric.num_nodes
     g = n // nodes
-    intra = dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
+    intra = _one_node(fabric)
     intra_bw = per_gpu_bw_bytes_per_s(intra, g) if g > 1 else _gpu_feed_bw(fabric)
     nic_bw = min(_network_bw(fabric.network) * cal.NET_EFFICIENCY.value, _gpu_feed_bw(fabric))
     node_bw = nic_bw * (fabric.nics_per_node or g)  # all of a node's NICs, one ring each

@@ -322,7 +322,7 @@ def training_compute_s(model: str, *, gpu: str, num_gpus: int, global_batch_toke
     1.0
     """
     spec = get_gpu(gpu)
-    peak = spec.dense_bf16_flops_per_s or spec.dense_fp16_flops_per_s
+    peak = spec.peak_16bit_flops_per_s
     if not peak:
         raise GpucommError(f"GPU {spec.key!r} has no dense FP16/BF16 FLOP/s in the catalog: expected a GPU with one")
     for name, value in (("number of GPUs", num_gpus), ("global batch tokens", global_batch_tokens)):

@@ -384,15 +384,14 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
     >>> s.memory_bound, s.msg_bytes
     (True, 16384)
     """
-    from gpucomm.hardware.gpus import get_gpu
+    from gpucomm.hardware.gpus import GPUS, get_gpu
 
     cfg = get_model(model)
     spec = get_gpu(gpu)
-    peak = spec.dense_bf16_flops_per_s or spec.dense_fp16_flops_per_s
-    if not peak or not spec.mem_bw_bytes_per_s:
+    peak = spec.peak_16bit_flops_per_s
+    if not spec.has_roofline:
         raise GpucommError(f"GPU {spec.key!r} has no FLOP/s or memory bandwidth in the catalog: expected one of "
-                           + ", ".join(k for k, g in __import__("gpucomm.hardware.gpus", fromlist=["GPUS"]).GPUS.items()
-                                       if (g.dense_bf16_flops_per_s or g.dense_fp16_flops_per_s) and g.mem_bw_bytes_per_s))
+                           + ", ".join(k for k, g in GPUS.items() if g.has_roofline))
     if phase not in ("prefill", "decode"):
         raise GpucommError(f"unknown phase {phase!r}: expected prefill or decode")
     for name, value in (("TP degree", tp_size), ("batch", batch), ("prompt length", prompt_len)):

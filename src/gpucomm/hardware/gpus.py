@@ -99,6 +99,16 @@ class GPU:
     compute_source: str | None
     notes: str
 
+    @property
+    def peak_16bit_flops_per_s(self) -> float | None:
+        """Dense BF16 tensor FLOP/s, else dense FP16: the roofline's compute peak; None if the catalog has neither."""
+        return self.dense_bf16_flops_per_s or self.dense_fp16_flops_per_s
+
+    @property
+    def has_roofline(self) -> bool:
+        """Whether the catalog has both a 16-bit compute peak and a memory bandwidth, as a roofline needs."""
+        return bool(self.peak_16bit_flops_per_s and self.mem_bw_bytes_per_s)
+
 
 def _gpu(key, name, architecture, arch_year, form_factor, *, nvlink=None, links=0, nvlink_dir_gb=0.0, bridge=False,
          pcie=None, p2p=None, fp16=None, bf16=None, fp8=None, mem=None, mem_gb=None, mem_bw=None,

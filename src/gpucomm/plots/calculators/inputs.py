@@ -235,7 +235,7 @@ def gpu_choices() -> list[tuple[str, str]]:
     from gpucomm.hardware import GPUS
 
     return [(g.name, k) for k, g in GPUS.items()
-            if (g.dense_bf16_flops_per_s or g.dense_fp16_flops_per_s) and g.mem_bw_bytes_per_s and g.mem_bytes]
+            if g.has_roofline and g.mem_bytes]
 
 
 def model_choices() -> list[tuple[str, str]]:
