@@ -15,7 +15,7 @@ import platform
 import statistics
 import time
 
-from gpucomm.widgets.calculators import (
+from gpucomm.viz.widgets.calculators import (
     build_cost_widget, build_generations_widget, build_mesh_widget, build_tp_widget, build_training_widget,
 )
 

@@ -9,9 +9,9 @@ import platform
 import statistics
 import time
 
-from gpucomm.cost import collective_cost
-from gpucomm.plots.calculator import DEFAULT_PATHS, cost_curves, size_grid
-from gpucomm.tp import tp_step
+from gpucomm.model.cost import collective_cost
+from gpucomm.viz.calculators.collective import DEFAULT_PATHS, cost_curves, size_grid
+from gpucomm.model.tp import tp_step
 
 
 def _rate(fn, repeat: int = 5, number: int = 2000) -> float:

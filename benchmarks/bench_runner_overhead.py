@@ -3,7 +3,7 @@
 Two gloo ranks on this machine. For each size, alternately:
 
 * bare: ``barrier; t0; for 20 iterations: dist.all_reduce(buf); t1`` on each rank;
-* runner: ``gpucomm.bench.runner.measure_size`` (warm-up, barrier, the same 20-iteration block
+* runner: ``gpucomm.measure.runner.measure_size`` (warm-up, barrier, the same 20-iteration block
   through the collective spec, the correctness pass outside the timed block).
 
 Both report the time of one operation as the maximum over ranks. Each pair is repeated and
@@ -29,9 +29,9 @@ def worker(rank: int, world_size: int, port: int, repeats: int, iters: int, resu
     import torch
     import torch.distributed as dist
 
-    from gpucomm.bench.config import SweepConfig
-    from gpucomm.bench.runner import max_over_ranks, measure_size
-    from gpucomm.bench.spec import get_spec
+    from gpucomm.measure.config import SweepConfig
+    from gpucomm.measure.runner import max_over_ranks, measure_size
+    from gpucomm.measure.spec import get_spec
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size,
@@ -71,8 +71,8 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=2)
     args = parser.parse_args()
 
-    from gpucomm.bench.launch import free_port
-    from gpucomm.units import format_size
+    from gpucomm.measure.launch import free_port
+    from gpucomm.model.units import format_size
 
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
@@ -103,8 +103,8 @@ def indirection_per_call(calls: int = 20000) -> None:
     import torch
     import torch.distributed as dist
 
-    from gpucomm.bench.launch import free_port
-    from gpucomm.bench.spec import REDUCE_OPS, get_spec
+    from gpucomm.measure.launch import free_port
+    from gpucomm.measure.spec import REDUCE_OPS, get_spec
 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
     spec, buf, op = get_spec("all_reduce"), torch.zeros(2), REDUCE_OPS["sum"]

@@ -17,18 +17,18 @@ import textwrap
 import pytest
 
 MODULES = (
-    "gpucomm.cost",
-    "gpucomm.tp",
-    "gpucomm.training",
-    "gpucomm.collectives",
-    "gpucomm.validation",
-    "gpucomm.planning",
-    "gpucomm.hardware.links",
-    "gpucomm.hardware.pcie",
-    "gpucomm.hardware.gpus",
-    "gpucomm.hardware.nvswitch",
-    "gpucomm.hardware.network",
-    "gpucomm.hardware.calibration",
+    "gpucomm.model.cost",
+    "gpucomm.model.tp",
+    "gpucomm.model.training",
+    "gpucomm.model.collectives",
+    "gpucomm.model.validation",
+    "gpucomm.model.planning",
+    "gpucomm.model.hardware.links",
+    "gpucomm.model.hardware.pcie",
+    "gpucomm.model.hardware.gpus",
+    "gpucomm.model.hardware.nvswitch",
+    "gpucomm.model.hardware.network",
+    "gpucomm.model.hardware.calibration",
 )
 
 # Functions exempt from a rule, with the reason. Keep it small; it is empty today.
@@ -37,23 +37,23 @@ ALLOWED_WITHOUT_RETURNS: dict[str, str] = {}
 
 # Functions whose sections were completed on purpose: they must keep both sections (no delegation).
 REQUIRED = (
-    "gpucomm.cost.make_fabric", "gpucomm.cost.per_gpu_bw_bytes_per_s", "gpucomm.cost.pair_bw_bytes_per_s",
-    "gpucomm.cost.ring_steps", "gpucomm.cost.all_reduce_time_s", "gpucomm.cost.alpha_beta_time_s",
-    "gpucomm.tp.get_model", "gpucomm.tp.dtype_bytes", "gpucomm.tp.check_tp_size", "gpucomm.tp.tp_all_reduce_bytes",
-    "gpucomm.tp.layer_params", "gpucomm.tp.kv_bytes_per_token_per_layer", "gpucomm.tp.tp_speedup",
-    "gpucomm.tp.sp_layer_comm", "gpucomm.training.model_params", "gpucomm.collectives.check_collective",
-    "gpucomm.collectives.check_num_ranks", "gpucomm.collectives.algbw_bytes_per_s",
-    "gpucomm.collectives.busbw_bytes_per_s", "gpucomm.validation.summarize",
-    "gpucomm.planning.training_memory_bytes_per_gpu", "gpucomm.hardware.links.get_link",
-    "gpucomm.hardware.pcie.get_pcie_gen", "gpucomm.hardware.pcie.get_host_hop",
-    "gpucomm.hardware.pcie.get_inter_socket_link", "gpucomm.hardware.pcie.PCIeGen.bw_bytes_per_s",
-    "gpucomm.hardware.gpus.get_gpu", "gpucomm.hardware.nvswitch.get_nvswitch", "gpucomm.hardware.nvswitch.get_system",
-    "gpucomm.hardware.network.get_network",
+    "gpucomm.model.cost.make_fabric", "gpucomm.model.cost.per_gpu_bw_bytes_per_s", "gpucomm.model.cost.pair_bw_bytes_per_s",
+    "gpucomm.model.cost.ring_steps", "gpucomm.model.cost.all_reduce_time_s", "gpucomm.model.cost.alpha_beta_time_s",
+    "gpucomm.model.tp.get_model", "gpucomm.model.tp.dtype_bytes", "gpucomm.model.tp.check_tp_size", "gpucomm.model.tp.tp_all_reduce_bytes",
+    "gpucomm.model.tp.layer_params", "gpucomm.model.tp.kv_bytes_per_token_per_layer", "gpucomm.model.tp.tp_speedup",
+    "gpucomm.model.tp.sp_layer_comm", "gpucomm.model.training.model_params", "gpucomm.model.collectives.check_collective",
+    "gpucomm.model.collectives.check_num_ranks", "gpucomm.model.collectives.algbw_bytes_per_s",
+    "gpucomm.model.collectives.busbw_bytes_per_s", "gpucomm.model.validation.summarize",
+    "gpucomm.model.planning.training_memory_bytes_per_gpu", "gpucomm.model.hardware.links.get_link",
+    "gpucomm.model.hardware.pcie.get_pcie_gen", "gpucomm.model.hardware.pcie.get_host_hop",
+    "gpucomm.model.hardware.pcie.get_inter_socket_link", "gpucomm.model.hardware.pcie.PCIeGen.bw_bytes_per_s",
+    "gpucomm.model.hardware.gpus.get_gpu", "gpucomm.model.hardware.nvswitch.get_nvswitch", "gpucomm.model.hardware.nvswitch.get_system",
+    "gpucomm.model.hardware.network.get_network",
 )
-RETURNS_ONLY = ("gpucomm.hardware.links.link_keys", "gpucomm.hardware.calibration.all_parameters",
-                "gpucomm.validation.validate")
-RAISES_REQUIRED = ("gpucomm.validation.validate", "gpucomm.hardware.pcie.PCIeGen.bw_bytes_per_s",
-                   "gpucomm.cost.alpha_beta_time_s", "gpucomm.tp.layer_params")
+RETURNS_ONLY = ("gpucomm.model.hardware.links.link_keys", "gpucomm.model.hardware.calibration.all_parameters",
+                "gpucomm.model.validation.validate")
+RAISES_REQUIRED = ("gpucomm.model.validation.validate", "gpucomm.model.hardware.pcie.PCIeGen.bw_bytes_per_s",
+                   "gpucomm.model.cost.alpha_beta_time_s", "gpucomm.model.tp.layer_params")
 
 DELEGATION = re.compile(r"See :(func|class):`")
 
@@ -150,7 +150,7 @@ def test_raises_sections(qualname):
 
 
 def test_alpha_beta_cites_hockney():
-    doc = inspect.getdoc(ALL["gpucomm.cost.alpha_beta_time_s"])
+    doc = inspect.getdoc(ALL["gpucomm.model.cost.alpha_beta_time_s"])
     assert "Hockney" in doc and "Parallel" in doc and "1994" in doc
 
 

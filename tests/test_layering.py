@@ -3,9 +3,9 @@
 import subprocess
 import sys
 
-MODEL_MODULES = ["gpucomm", "gpucomm.units", "gpucomm.collectives", "gpucomm.hardware", "gpucomm.hardware.calibration",
-                 "gpucomm.catalog", "gpucomm.cliutil", "gpucomm.cost", "gpucomm.tp", "gpucomm.training", "gpucomm.planning", "gpucomm.nccl_log", "gpucomm.parse_cli", "gpucomm.topo_examples", "gpucomm.scaling", "gpucomm.topo", "gpucomm.validation", "gpucomm.measurements", "gpucomm.fit", "gpucomm.cli",
-                 "gpucomm.hardware.gpus", "gpucomm.hardware.network", "gpucomm.hardware.nvswitch", "gpucomm.hardware.pcie"]
+MODEL_MODULES = ["gpucomm", "gpucomm.model.units", "gpucomm.model.collectives", "gpucomm.model.hardware", "gpucomm.model.hardware.calibration",
+                 "gpucomm.model.catalog", "gpucomm.cli.common", "gpucomm.model.cost", "gpucomm.model.tp", "gpucomm.model.training", "gpucomm.model.planning", "gpucomm.measure.nccl_tests_log", "gpucomm.cli.parse", "gpucomm.measure.topology_examples", "gpucomm.model.scaling", "gpucomm.measure.topology", "gpucomm.model.validation", "gpucomm.model.measurements", "gpucomm.model.fit", "gpucomm.cli",
+                 "gpucomm.model.hardware.gpus", "gpucomm.model.hardware.network", "gpucomm.model.hardware.nvswitch", "gpucomm.model.hardware.pcie"]
 HEAVY = ["torch", "plotly", "ipywidgets"]
 
 

@@ -1,0 +1,57 @@
+"""Measurement: collective sweeps through torch.distributed, in the style of nccl-tests.
+
+This is the only part of gpucomm that imports torch, and it does so lazily: importing
+``gpucomm.measure`` (or ``gpucomm.cli.bench``, to register the ``gpucomm bench``
+subcommand) loads neither torch nor plotly. torch is imported when a sweep runs.
+
+Modules
+-------
+config
+    :class:`SweepConfig`: the sweep's parameters, validated; the list of sizes. No torch.
+results
+    The nccl-tests-like text table, the JSON-lines results file, :func:`read_results`. No torch.
+spec, all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv
+    The per-collective specification (nccl-tests keeps one small file per collective):
+    buffers, the call, exact inputs for the correctness pass, the bus-bandwidth factor.
+runner
+    One rank's sweep: process group, warm-up, timed blocks, MAX over ranks, correctness pass.
+launch
+    :func:`run_sweep`: start N local ranks (spawn) and collect their records; also used by
+    ``gpucomm bench --ranks N``.
+cli
+    The ``bench`` subcommand (argparse), ``python -m gpucomm bench`` and torchrun entry.
+copy
+    Copy bandwidth (host<->device pinned/pageable, device memory, GPU to GPU; host memory
+    without a GPU) and the ``copybw`` subcommand. No torch until a measurement runs.
+fit_cli
+    ``gpucomm fit RESULTS``: alpha-beta fits of a saved sweep (per size region when one line
+    does not fit) and the comparison with the catalog model. No torch at all.
+
+Three ways to run a sweep::
+
+    torchrun --nproc-per-node 8 -m gpucomm bench -b 8 -e 8G -f 2
+    gpucomm bench --ranks 2 -b 8 -e 64MiB
+    >>> from gpucomm.measure import run_sweep          # doctest: +SKIP
+    >>> results = run_sweep(num_ranks=2, max_bytes=64 * 2**20)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+__all__ = ["run_sweep", "read_results", "SweepConfig", "SweepResults", "format_table"]
+
+
+def __getattr__(name: str):
+    # Lazy re-exports keep `import gpucomm.measure` free of torch (PEP 562).
+    if name == "run_sweep":
+        from gpucomm.measure.launch import run_sweep
+
+        return run_sweep
+    if name == "SweepConfig":
+        from gpucomm.measure.config import SweepConfig
+
+        return SweepConfig
+    if name in ("read_results", "SweepResults", "format_table"):
+        from gpucomm.measure import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module 'gpucomm.measure' has no attribute {name!r}")

@@ -1,0 +1,830 @@
+"""Read the text that nccl-tests prints (``all_reduce_perf`` and friends) into records, and flag what looks wrong.
+
+nccl-tests (https://github.com/NVIDIA/nccl-tests) prints one table row per message size, with an
+out-of-place and an in-place measurement side by side::
+
+    #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+    #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+      1073741824     268435456     float     sum      -1   7163.5  149.89  224.84      0   7161.8  149.93  224.89      0
+
+:func:`parse_nccl_tests` reads that table and the lines around it, in the layouts found in
+published logs:
+
+* the current layout (``redop``, ``root`` and ``#wrong`` columns; nccl-tests 2.x since about 2021);
+* older layouts with an ``error`` column (the largest deviation from the expected result) instead
+  of ``#wrong``, with or without a ``redop`` column and without ``root``. In the oldest one the
+  ``size`` column is twice ``count x type size`` while algbw is computed from ``count x type size``
+  (nccl-tests issue #44, NCCL 2.6): the parser detects it from algbw and uses the smaller size;
+* lines prefixed by OpenMPI's ``--tag-output`` (``[1,0]<stdout>:``), by ``srun --label`` (``0: ``)
+  or by a Markdown quote (``> ``), and NCCL_DEBUG=INFO lines mixed in (ignored, except the
+  ``NCCL version`` line).
+
+It also reads the header (``# nThread 1 nGpus 8 minBytes ... maxBytes ...``), the ``# Using
+devices`` list, the nccl-tests version line, the command line if the log contains one, and the
+summary (``# Avg bus bandwidth``). The number of ranks comes from the device list, else from the
+command (``mpirun -np P ... -t T -g G``: P x T x G, the rule in nccl-tests' README), else from the
+ratio busbw / algbw, which is the collective's bus-bandwidth factor (``doc/PERFORMANCE.md``).
+
+Warnings (:class:`LogWarning`, ``code`` in brackets) flag:
+
+* ``wrong``: a non-zero ``#wrong`` count (the data check failed; the bandwidth means nothing);
+  ``error``: a non-zero ``error`` value in the old layout; ``out_of_bounds``: a FAILED summary;
+* ``one_rank``: a single rank. busbw is then 0 for all_reduce (factor ``2(n-1)/n``), and nothing
+  crossed a link. Several single-rank runs printed together mean nccl-tests was launched by
+  ``mpirun`` without being built with ``MPI=1`` (nccl-tests issues #27, #213, #249);
+* ``stopped_early``: the last size is below ``maxBytes`` although the next step would fit, or the
+  summary is missing (``no_summary``): the run crashed, hung, ran out of memory, or the log was cut;
+* ``in_place_outlier``: in-place and out-of-place times of one size differ by more than 25 % (by
+  more than 2x below 1 MiB, where times are a few microseconds and noisy);
+* ``busbw_drop``: busbw at the largest size is more than 10 % below its peak at 1 MiB or more
+  (a cliff or drift: host staging, memory placement, thermal throttling, contention);
+* ``legacy_size``, ``algbw_mismatch``, ``duplicate_size``, ``incomplete_row``, ``bad_row``,
+  ``interleaved_runs``: format problems.
+
+The parser never raises anything but :class:`gpucomm.GpucommError`, and raises it only when the
+text holds no result row at all.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+
+from gpucomm import GpucommError
+from gpucomm.model.collectives import COLLECTIVES, busbw_factor
+
+__all__ = ["Record", "LogWarning", "ParsedLog", "parse_nccl_tests", "bundled_log_names", "bundled_log_text",
+           "read_bundled_log", "TYPE_BYTES", "PERF_BINARY_TO_COLLECTIVE"]
+
+TYPE_BYTES = {
+    "int8": 1, "char": 1, "uint8": 1, "int32": 4, "int": 4, "uint32": 4, "int64": 8, "uint64": 8,
+    "half": 2, "float16": 2, "fp16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8,
+    "bfloat16": 2, "bf16": 2, "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
+}
+"""Bytes per element of the type names nccl-tests prints (``test_typenames`` in ``src/common.cu``)."""
+
+PERF_BINARY_TO_COLLECTIVE = {
+    "all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
+    "broadcast": "broadcast", "reduce": "reduce", "alltoall": "all_to_all", "sendrecv": "send_recv",
+}
+"""nccl-tests binary stem (``all_reduce`` of ``all_reduce_perf``) -> torch.distributed collective name."""
+
+IN_PLACE_OUTLIER_RATIO = 1.25
+"""Flag a size of 1 MiB or more whose in-place and out-of-place times differ by more than this factor."""
+SMALL_OUTLIER_RATIO = 2.0
+"""Below ``DROP_MIN_BYTES`` times are microseconds and noisy: flag only a factor of two."""
+BUSBW_DROP_FRACTION = 0.10
+"""Flag busbw at the largest size more than this fraction below its peak (sizes >= ``DROP_MIN_BYTES``)."""
+DROP_MIN_BYTES = 1 << 20
+"""Below 1 MiB busbw is latency-bound and noisy: not checked for drops."""
+
+_MAX_DIGITS = 20  # a size or count with more digits is not a size (and int() of huge strings is slow or refused)
+_INT_RE = re.compile(r"^\d{1,%d}$" % _MAX_DIGITS)
+_SIGNED_INT_RE = re.compile(r"^-?\d{1,%d}$" % _MAX_DIGITS)
+_FLOAT_RE = re.compile(r"^[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?$")
+_TYPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+_PREFIXES = (
+    re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?"),  # OpenMPI --tag-output
+    re.compile(r"^\s*\d{1,6}:\s"),                        # srun --label
+    re.compile(r"^\s*>\s?"),                              # Markdown quote (logs pasted into READMEs)
+)
+_HEADER_RE = re.compile(r"nThread\s+(\d{1,9})\s+nGpus\s+(\d{1,9})\s+minBytes\s+(\d{1,20})\s+maxBytes\s+(\d{1,20})"
+                        r"(?:\s+step:\s+(\d{1,20})\((factor|bytes)\))?")
+_HEADER_KEYS = (("warmup iters", "warmup_iters"), ("agg iters", "agg_iters"), ("iters", "iters"),
+                ("validation", "validation"), ("graph", "graph"), ("unalign", "unalign"))
+_DEVICE_RE = re.compile(r"^#?\s*Rank\s+(\d{1,9})\s+(?:Group\s+\d{1,9}\s+)?Pid\s+\d{1,12}\s+on\s+(\S+)\s+device\s+(\d{1,6})"
+                        r"\s+\[([^\]]{0,40})\]\s*(.*)$")
+_VERSION_RE = re.compile(r"nccl-tests version\s+(\S+)")
+_LIBRARY_RE = re.compile(r"nccl-library=(\d{1,9})")
+_NCCL_VERSION_RE = re.compile(r"NCCL version\s+(\d{1,3}\.\d{1,3}\.\d{1,3})")
+_PERF_RE = re.compile(r"(?:^|[/\s])([a-z_]+)_perf(?:\s|$)")
+_AVG_RE = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)")
+_OOB_RE = re.compile(r"Out of bounds values\s*:\s*(\d{1,12})\s*(\w*)")
+_COMMAND_START_RE = re.compile(r"(?:^|[\s/])(?:mpirun|mpiexec|srun|torchrun|[a-z_]+_perf)(?:\s|$)")
+_COLLECTIVE_START_RE = re.compile(r"Collective test starting:\s*([a-z_]+?)(?:_perf)?\s*$")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One measurement: one message size, out-of-place or in-place.
+
+    Attributes
+    ----------
+    size_bytes : int
+        Bytes that algbw refers to (nccl-tests' ``size`` column; in the oldest layout, where
+        that column is doubled, ``count x type size``).
+    count : int
+        Elements, as printed (per rank for all_gather, reduce_scatter and all_to_all).
+    type : str
+        Element type as printed (``float``, ``bfloat16``...).
+    redop : str or None
+        Reduction (``sum``, ``none``...); None in the layout without the column.
+    root : int or None
+        Root rank, -1 when the collective has none; None in layouts without the column.
+    in_place : bool
+        True for the right-hand (in-place) half of the row.
+    time_us : float or None
+        Time of one operation in microseconds; None when printed as ``N/A``.
+    algbw_gbps, busbw_gbps : float
+        Algorithm and bus bandwidth in GB/s (1e9 bytes/s), as printed.
+    wrong : int or None
+        ``#wrong`` (elements that failed the check, summed over ranks); None when not checked
+        (``N/A``) or in the old layout.
+    max_error : float or None
+        The old layout's ``error`` column (largest deviation); None in the current layout.
+    printed_size_bytes : int
+        The ``size`` column as printed.
+    line : int
+        1-based line number in the text.
+    """
+
+    size_bytes: int
+    count: int
+    type: str
+    redop: str | None
+    root: int | None
+    in_place: bool
+    time_us: float | None
+    algbw_gbps: float
+    busbw_gbps: float
+    wrong: int | None
+    max_error: float | None
+    printed_size_bytes: int
+    line: int
+
+    @property
+    def time_s(self) -> float | None:
+        """Time of one operation in seconds (None when not printed)."""
+        return None if self.time_us is None else self.time_us * 1e-6
+
+    @property
+    def algbw_bytes_per_s(self) -> float:
+        """algbw in bytes/s."""
+        return self.algbw_gbps * 1e9
+
+    @property
+    def busbw_bytes_per_s(self) -> float:
+        """busbw in bytes/s."""
+        return self.busbw_gbps * 1e9
+
+    @property
+    def placement(self) -> str:
+        """``"in-place"`` or ``"out-of-place"``."""
+        return "in-place" if self.in_place else "out-of-place"
+
+
+@dataclass(frozen=True)
+class LogWarning:
+    """Something in a log that a reader should look at. ``str()`` gives the message."""
+
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class ParsedLog:
+    """What :func:`parse_nccl_tests` found.
+
+    Attributes
+    ----------
+    records : tuple of Record
+        Every measurement, in the order of the text (out-of-place then in-place for each row).
+    warnings : tuple of LogWarning
+        Problems found, each with a ``code`` (see the module docstring).
+    metadata : dict
+        What the log says about the run. Keys present only when found: ``nGpus``, ``nThread``,
+        ``minBytes``, ``maxBytes``, ``step_factor`` or ``step_bytes``, ``warmup_iters``, ``iters``,
+        ``agg_iters``, ``validation``, ``graph`` (the header line); ``command``; ``version``
+        (nccl-tests), ``nccl_version``; ``collective`` (torch.distributed name, or the binary's
+        stem when it has no torch name) with ``collective_source``; ``num_ranks`` with
+        ``num_ranks_source`` (``"devices"``, ``"command"``, ``"busbw/algbw"``); ``devices`` (list of
+        dicts: rank, host, device, bus_id, name); ``avg_busbw_gbps``; ``out_of_bounds``; ``source``
+        (a ``# source:`` line); always ``layout`` (``"current"``, ``"legacy"`` with redop,
+        ``"legacy_no_redop"``).
+    """
+
+    records: tuple[Record, ...]
+    warnings: tuple[LogWarning, ...]
+    metadata: dict = field(default_factory=dict)
+
+    def out_of_place(self) -> list[Record]:
+        """Out-of-place records, sorted by size."""
+        return sorted((r for r in self.records if not r.in_place), key=lambda r: r.size_bytes)
+
+    def in_place(self) -> list[Record]:
+        """In-place records, sorted by size."""
+        return sorted((r for r in self.records if r.in_place), key=lambda r: r.size_bytes)
+
+    def warning_codes(self) -> list[str]:
+        """The codes of :attr:`warnings`, in order."""
+        return [w.code for w in self.warnings]
+
+    def as_results(self, *, in_place: bool = False) -> list[dict]:
+        """Records as the result dicts of :mod:`gpucomm.measure` (for :mod:`gpucomm.viz.figures.measured`).
+
+        Keys: ``collective``, ``num_ranks``, ``msg_bytes``, ``time_s``, ``algbw_bytes_per_s``,
+        ``busbw_bytes_per_s``, ``num_wrong``. Records without a time are left out.
+
+        Raises
+        ------
+        GpucommError
+            If the collective or the number of ranks is unknown.
+        """
+        collective, n = self.metadata.get("collective"), self.metadata.get("num_ranks")
+        if collective is None or n is None:
+            raise GpucommError("the log does not say which collective or how many ranks: expected a command line, "
+                               "a '# Using devices' list, or rows whose busbw/algbw ratio gives them")
+        rows = self.in_place() if in_place else self.out_of_place()
+        return [{"record": "result", "collective": collective, "num_ranks": n, "msg_bytes": r.size_bytes,
+                 "time_s": r.time_s, "algbw_bytes_per_s": r.algbw_bytes_per_s, "busbw_bytes_per_s": r.busbw_bytes_per_s,
+                 "num_wrong": r.wrong} for r in rows if r.time_s is not None and r.time_s > 0]
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+
+def _float(token: str) -> float | None:
+    """A finite float from a token, None for N/A; raises ValueError for anything else."""
+    if token.upper() == "N/A":
+        return None
+    if not _FLOAT_RE.match(token):
+        raise ValueError(token)
+    value = float(token)
+    if not math.isfinite(value):
+        raise ValueError(token)
+    return value
+
+
+def _strip_prefix(line: str) -> str:
+    for pattern in _PREFIXES:
+        stripped = pattern.sub("", line, count=1)
+        if stripped != line:
+            return stripped
+    return line
+
+
+def _looks_like_row(tokens: list[str]) -> bool:
+    return len(tokens) >= 3 and bool(_INT_RE.match(tokens[0]) and _INT_RE.match(tokens[1]) and _TYPE_RE.match(tokens[2]))
+
+
+@dataclass
+class _Layout:
+    name: str
+    has_redop: bool
+    has_root: bool
+    check: str  # "wrong" or "error"
+
+    @property
+    def width(self) -> int:
+        return 3 + self.has_redop + self.has_root + 8
+
+
+_LAYOUTS = {
+    13: _Layout("current", True, True, "wrong"),
+    12: _Layout("legacy", True, False, "error"),
+    11: _Layout("legacy_no_redop", False, False, "error"),
+}
+
+
+def _infer_layout(tokens: list[str]) -> _Layout | None:
+    """The layout of a row when no header line says it: by width, then by what the columns hold."""
+    layout = _LAYOUTS.get(len(tokens))
+    if layout is None:
+        return None
+    time_at = 3 + layout.has_redop + layout.has_root
+    if layout.has_redop and not _TYPE_RE.match(tokens[3]):
+        return None
+    if not _FLOAT_RE.match(tokens[time_at]) and tokens[time_at].upper() != "N/A":
+        return None  # e.g. a current-layout row cut after 11 columns: 'sum' where a time should be
+    check = tokens[time_at + 3]
+    if layout.check == "error" and (_INT_RE.match(check) or check.upper() == "N/A"):
+        return None  # an integer check column is #wrong: a current-layout row with columns missing
+    return layout
+
+
+def _layout_from_header(tokens: list[str]) -> _Layout | None:
+    """The table layout from a '#  size  count  type ...' header line, or None if it is not one."""
+    words = [t.lower() for t in tokens]
+    if not {"size", "count", "type", "time", "algbw", "busbw"} <= set(words):
+        return None
+    has_redop, has_root = "redop" in words, "root" in words
+    check = "error" if "error" in words else "wrong"
+    name = "current" if has_root and check == "wrong" else ("legacy" if has_redop else "legacy_no_redop")
+    return _Layout(name, has_redop, has_root, check)
+
+
+def _parse_half(tokens: list[str], check: str) -> tuple[float | None, float, float, int | None, float | None]:
+    time_us = _float(tokens[0])
+    algbw, busbw = _float(tokens[1]), _float(tokens[2])
+    if algbw is None or busbw is None or algbw < 0 or busbw < 0 or (time_us is not None and time_us < 0):
+        raise ValueError("bandwidth")
+    wrong, err = None, None
+    if check == "wrong":
+        if tokens[3].upper() != "N/A":
+            if _INT_RE.match(tokens[3]):
+                wrong = int(tokens[3])
+            else:
+                value = _float(tokens[3])  # some versions print a float count (e.g. "0.0")
+                if value is None or value < 0 or value != int(value):
+                    raise ValueError(tokens[3])
+                wrong = int(value)
+    else:
+        err = _float(tokens[3])
+    return time_us, algbw, busbw, wrong, err
+
+
+def _log_ratio(a: float, b: float) -> float:
+    return abs(math.log(a / b)) if a > 0 and b > 0 else math.inf
+
+
+# ----------------------------------------------------------------------------------------------- command line
+
+def _parse_command(command: str, meta: dict) -> None:
+    """Fill collective, sizes, step and rank count from a command line (nccl-tests README arguments)."""
+    from gpucomm.model.units import parse_size
+
+    perf = _PERF_RE.search(command)
+    if perf and "collective" not in meta:
+        stem = perf.group(1)
+        meta["collective"] = PERF_BINARY_TO_COLLECTIVE.get(stem, stem)
+        meta["collective_source"] = "command"
+    tokens = command.split()
+    perf_at = next((i for i, t in enumerate(tokens) if t.endswith("_perf")), None)
+    launcher, test = (tokens[:perf_at], tokens[perf_at + 1:]) if perf_at is not None else ([], tokens)
+
+    def option(args: list[str], names: tuple[str, ...]) -> str | None:
+        for i, tok in enumerate(args):
+            for name in names:
+                if tok == name and i + 1 < len(args):
+                    return args[i + 1]
+                if name.startswith("--") and tok.startswith(name + "="):
+                    return tok.split("=", 1)[1]
+                if len(name) == 2 and not name.startswith("--") and tok.startswith(name) and len(tok) > 2 \
+                        and tok[2:3].isdigit():
+                    return tok[2:]  # -b8 -e16G
+        return None
+
+    def integer(text: str | None) -> int | None:
+        return int(text) if text is not None and _INT_RE.match(text) else None
+
+    def size(text: str | None) -> int | None:
+        if text is None:
+            return None
+        try:
+            return parse_size(text)
+        except (GpucommError, OverflowError, ValueError):  # parse_size("1e308T") overflows in int(round(inf))
+            return None
+
+    for key, names in (("minBytes", ("-b", "--minbytes")), ("maxBytes", ("-e", "--maxbytes"))):
+        value = size(option(test, names))
+        if value is not None:
+            meta.setdefault(key, value)
+    factor = integer(option(test, ("-f", "--stepfactor")))
+    if factor is not None and "step_bytes" not in meta:
+        meta.setdefault("step_factor", factor)
+    step = size(option(test, ("-i", "--stepbytes")))
+    if step is not None and "step_factor" not in meta:
+        meta.setdefault("step_bytes", step)
+    gpus = integer(option(test, ("-g", "--ngpus"))) or 1
+    threads = integer(option(test, ("-t", "--nthreads"))) or 1
+    procs = 1
+    if launcher and any(t.split("/")[-1] in ("mpirun", "mpiexec", "srun") for t in launcher):
+        procs = integer(option(launcher, ("-np", "-n", "--np", "--ntasks")))
+    if procs is not None and "num_ranks" not in meta:
+        meta["num_ranks"] = procs * threads * gpus
+        meta["num_ranks_source"] = "command"
+
+
+# ----------------------------------------------------------------------------------------------- parser
+
+def parse_nccl_tests(text: str, *, collective: str | None = None, num_ranks: int | None = None) -> ParsedLog:
+    """Parse the text output of an nccl-tests binary (``all_reduce_perf``...).
+
+    Parameters
+    ----------
+    text : str
+        The log: the table, optionally with the header, device list, summary, the command,
+        NCCL_DEBUG=INFO lines and launcher prefixes (see the module docstring).
+    collective : str, optional
+        torch.distributed name of the collective, when the log does not say (no command line):
+        overrides what the log says.
+    num_ranks : int, optional
+        Number of ranks, overriding what the log says.
+
+    Returns
+    -------
+    ParsedLog
+        Records (out-of-place and in-place for each size), warnings and metadata.
+
+    Raises
+    ------
+    GpucommError
+        If ``text`` is not a string, the overrides are invalid, or the text holds no result row.
+
+    Notes
+    -----
+    busbw is read, never recomputed: nccl-tests computes it as ``algbw x factor`` with the factor
+    of ``doc/PERFORMANCE.md`` (:func:`gpucomm.model.collectives.busbw_factor`), and the parser uses that
+    relation the other way round to infer the number of ranks when nothing else gives it.
+
+    References
+    ----------
+    nccl-tests ``README.md`` (arguments; ranks = processes x threads x GPUs) and
+    ``src/common.cu`` (``BenchTime``: the printed columns), v2.19.6:
+    https://github.com/NVIDIA/nccl-tests/blob/v2.19.6/src/common.cu
+
+    Examples
+    --------
+    >>> log = parse_nccl_tests('''
+    ... # command: ./build/all_reduce_perf -b 1G -e 1G -g 4
+    ...   1073741824     268435456     float     sum      -1   7163.5  149.89  224.84      0   7161.8  149.93  224.89      0
+    ... # Avg bus bandwidth    : 224.865
+    ... ''')
+    >>> r = log.records[0]
+    >>> r.size_bytes, r.busbw_gbps, log.metadata["num_ranks"], log.metadata["collective"]
+    (1073741824, 224.84, 4, 'all_reduce')
+    """
+    if not isinstance(text, str):
+        raise GpucommError(f"nccl-tests log must be text (str), got {type(text).__name__}: read the file with .read_text()")
+    if collective is not None and collective not in COLLECTIVES:
+        raise GpucommError(f"unknown collective {collective!r}: expected one of {', '.join(COLLECTIVES)}")
+    if num_ranks is not None and (isinstance(num_ranks, bool) or not isinstance(num_ranks, int) or num_ranks < 1):
+        raise GpucommError(f"number of ranks {num_ranks!r} is not valid: expected a positive integer")
+
+    meta: dict = {}
+    warnings: list[LogWarning] = []
+    records: list[Record] = []
+    layout: _Layout | None = None
+    header_layout: _Layout | None = None
+    pending_command = ""
+    devices: list[dict] = []
+    seen_headers = 0
+    legacy_rows: list[int] = []  # indices into records of rows whose size may be doubled
+    incomplete: list[int] = []
+    bad: list[int] = []
+    commands: list[str] = []
+
+    raw_lines = text.splitlines()
+    for lineno, raw in enumerate(raw_lines, start=1):
+        line = _strip_prefix(raw)
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            body = stripped.lstrip("#").strip()
+            low = body.lower()
+            if low.startswith("source:") and "source" not in meta:
+                meta["source"] = body.split(":", 1)[1].strip()
+                continue
+            if low.startswith("command:"):
+                commands.append(body.split(":", 1)[1].strip())
+                continue
+            header = _HEADER_RE.search(body)
+            if header:
+                seen_headers += 1
+                n_thread, n_gpus, lo, hi, step, kind = header.groups()
+                meta.setdefault("nThread", int(n_thread))
+                meta.setdefault("nGpus", int(n_gpus))
+                meta.setdefault("minBytes", int(lo))
+                meta.setdefault("maxBytes", int(hi))
+                if step is not None:
+                    meta.setdefault("step_factor" if kind == "factor" else "step_bytes", int(step))
+                for label, key in _HEADER_KEYS:
+                    m = re.search(r"(?<![a-z])(?<!warmup )(?<!agg )" + label + r":\s*(-?\d{1,9})", body)
+                    if m and key not in meta:
+                        meta[key] = int(m.group(1))
+                continue
+            device = _DEVICE_RE.match(body)
+            if device:
+                rank, host, dev, bus, name = device.groups()
+                devices.append({"rank": int(rank), "host": host, "device": int(dev), "bus_id": bus, "name": name.strip()})
+                continue
+            version = _VERSION_RE.search(body)
+            if version:
+                meta.setdefault("version", version.group(1))
+                library = _LIBRARY_RE.search(body)
+                if library:
+                    code = int(library.group(1))
+                    if code >= 20900:  # NCCL_VERSION(X,Y,Z) = X*10000 + Y*100 + Z since 2.9
+                        meta.setdefault("nccl_version", f"{code // 10000}.{code // 100 % 100}.{code % 100}")
+                continue
+            start = _COLLECTIVE_START_RE.search(body)
+            if start:
+                stem = start.group(1)
+                meta.setdefault("collective", PERF_BINARY_TO_COLLECTIVE.get(stem, stem))
+                meta.setdefault("collective_source", "log")
+                continue
+            avg = _AVG_RE.search(body)
+            if avg:
+                try:
+                    value = _float(avg.group(1))
+                except ValueError:
+                    value = None
+                if value is not None:
+                    meta.setdefault("avg_busbw_gbps", value)
+                continue
+            oob = _OOB_RE.search(body)
+            if oob:
+                meta.setdefault("out_of_bounds", int(oob.group(1)))
+                if int(oob.group(1)) or oob.group(2).upper() == "FAILED":
+                    warnings.append(LogWarning("out_of_bounds", f"line {lineno}: '{body}': the data check failed "
+                                                                "(values out of bounds); the bandwidth is not trustworthy"))
+                continue
+            tokens = body.split()
+            found = _layout_from_header(tokens)
+            if found is not None:
+                if header_layout is not None and (header_layout.name, header_layout.width) != (found.name, found.width):
+                    warnings.append(LogWarning("interleaved_runs", f"line {lineno}: a second table header with a "
+                                                                   "different layout: several runs are mixed"))
+                header_layout = layout = found
+            continue
+
+        nccl_version = _NCCL_VERSION_RE.search(stripped)
+        if nccl_version:
+            meta.setdefault("nccl_version", nccl_version.group(1))
+        if stripped.endswith("\\") and (pending_command or _COMMAND_START_RE.search(stripped)):
+            pending_command += stripped[:-1] + " "  # a command continued on the next line
+            continue
+        if pending_command:
+            stripped, pending_command = pending_command + stripped, ""
+            if "_perf" in stripped:
+                commands.append(stripped)
+            continue
+        if "_perf" in stripped and _PERF_RE.search(stripped) and not _looks_like_row(stripped.split()):
+            commands.append(stripped)
+            continue
+        tokens = stripped.split()
+        if not _looks_like_row(tokens):
+            continue
+        if header_layout is not None:
+            row_layout = header_layout if len(tokens) == header_layout.width else None
+        else:
+            row_layout = _infer_layout(tokens)
+        if row_layout is None:
+            expected = header_layout.width if header_layout is not None else 13
+            (incomplete if len(tokens) < expected else bad).append(lineno)
+            continue
+        try:
+            size, count = int(tokens[0]), int(tokens[1])
+            dtype = tokens[2]
+            k = 3
+            redop = None
+            if row_layout.has_redop:
+                redop = tokens[k]
+                k += 1
+            root = None
+            if row_layout.has_root:
+                if not _SIGNED_INT_RE.match(tokens[k]):
+                    raise ValueError(tokens[k])
+                root = int(tokens[k])
+                k += 1
+            halves = [_parse_half(tokens[k:k + 4], row_layout.check), _parse_half(tokens[k + 4:k + 8], row_layout.check)]
+        except (ValueError, IndexError):
+            bad.append(lineno)
+            continue
+        if layout is None:
+            layout = row_layout
+        for in_place, (time_us, algbw, busbw, wrong, err) in zip((False, True), halves):
+            if row_layout.check == "error":
+                legacy_rows.append(len(records))
+            records.append(Record(size, count, dtype, redop, root, in_place, time_us, algbw, busbw, wrong, err, size,
+                                  lineno))
+
+    if not records:
+        raise GpucommError(
+            "no nccl-tests result rows found: expected lines such as '  1073741824  268435456  float  sum  -1  7163.5  "
+            "149.89  224.84  0  7161.8  149.93  224.89  0' (size, count, type, [redop, root,] then time, algbw, busbw, "
+            "#wrong or error for out-of-place and in-place), as all_reduce_perf prints them"
+            + (f"; {len(incomplete)} line(s) looked like cut rows" if incomplete else ""))
+
+    meta["layout"] = layout.name if layout is not None else "current"
+
+    # --- command line, devices, ranks and collective
+    for command in commands:
+        if "_perf" in command:
+            meta.setdefault("command", command.strip())
+    if "command" in meta:
+        _parse_command(meta["command"], meta)
+    if devices:
+        meta["devices"] = devices
+        ranks = [d["rank"] for d in devices]
+        if len(set(ranks)) != len(ranks):
+            warnings.append(LogWarning(
+                "interleaved_runs", f"the device list names rank(s) {sorted({r for r in ranks if ranks.count(r) > 1})} "
+                "more than once: several independent runs printed together, each with its own ranks (nccl-tests "
+                "launched by mpirun but built without MPI=1 runs one job per process; nccl-tests issues #27, #213)"))
+            n_dev = max(ranks) + 1
+        else:
+            n_dev = len(ranks)
+        meta["num_ranks"] = n_dev
+        meta["num_ranks_source"] = "devices"
+    if seen_headers > 1 and not any(w.code == "interleaved_runs" for w in warnings):
+        warnings.append(LogWarning("interleaved_runs", f"{seen_headers} 'nThread ... nGpus' header lines: several runs "
+                                                       "are printed together (or a run without MPI=1 under mpirun)"))
+
+    _fix_legacy_sizes(records, legacy_rows, warnings)
+
+    if collective is not None:
+        meta["collective"], meta["collective_source"] = collective, "argument"
+    if num_ranks is not None:
+        meta["num_ranks"], meta["num_ranks_source"] = num_ranks, "argument"
+    _infer_from_ratio(records, meta)
+
+    # --- checks
+    if incomplete:
+        warnings.append(LogWarning("incomplete_row", f"line(s) {_lines(incomplete)}: result row(s) with too few columns "
+                                                     "(cut off?): skipped"))
+    if bad:
+        warnings.append(LogWarning("bad_row", f"line(s) {_lines(bad)}: result row(s) with values that are not numbers "
+                                              "or an unknown number of columns: skipped"))
+    _check_records(records, meta, warnings)
+    return ParsedLog(tuple(records), tuple(warnings), meta)
+
+
+def _lines(numbers: list[int]) -> str:
+    shown = ", ".join(str(n) for n in numbers[:5])
+    return shown + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
+
+
+def _fix_legacy_sizes(records: list[Record], legacy_rows: list[int], warnings: list[LogWarning]) -> None:
+    """Old layout: when size == 2 x count x type size and algbw matches count x type size, use the latter."""
+    votes: dict[int, bool] = {}
+    for i in legacy_rows:
+        r = records[i]
+        nominal = r.count * TYPE_BYTES.get(r.type.lower(), 0)
+        if nominal <= 0 or r.printed_size_bytes != 2 * nominal:
+            continue
+        implied = r.algbw_gbps * 1e9 * (r.time_us or 0.0) * 1e-6
+        if implied > 0 and r.algbw_gbps >= 0.05:
+            votes[i] = _log_ratio(implied, nominal) < _log_ratio(implied, r.printed_size_bytes)
+    if not votes:
+        return
+    doubled = sum(votes.values()) > len(votes) / 2
+    if not doubled:
+        return
+    changed = 0
+    for i in legacy_rows:
+        r = records[i]
+        nominal = r.count * TYPE_BYTES.get(r.type.lower(), 0)
+        if nominal > 0 and r.printed_size_bytes == 2 * nominal and votes.get(i, True):
+            records[i] = Record(nominal, r.count, r.type, r.redop, r.root, r.in_place, r.time_us, r.algbw_gbps,
+                                r.busbw_gbps, r.wrong, r.max_error, r.printed_size_bytes, r.line)
+            changed += 1
+    if changed:
+        warnings.append(LogWarning(
+            "legacy_size", f"old nccl-tests layout: the size column is twice count x type size while algbw is computed "
+            f"from count x type size; {changed // 2 or changed} row(s) use count x type size as the message size "
+            "(nccl-tests issue #44)"))
+
+
+def _infer_from_ratio(records: list[Record], meta: dict) -> None:
+    """Collective (all_reduce if busbw > algbw) and rank count from busbw / algbw when the log does not say."""
+    usable = [r for r in records if r.algbw_gbps >= 1.0]
+    if not usable:
+        usable = [r for r in records if r.algbw_gbps > 0]
+    if not usable:
+        return
+    best = max(usable, key=lambda r: r.algbw_gbps)
+    ratio = best.busbw_gbps / best.algbw_gbps
+    if "collective" not in meta and ratio > 1.01:
+        meta["collective"], meta["collective_source"] = "all_reduce", "busbw/algbw"
+    if "num_ranks" in meta:
+        return
+    collective = meta.get("collective")
+    n = None
+    if collective == "all_reduce" and ratio < 1.999:
+        n = 2 / (2 - ratio)
+    elif collective in ("all_gather", "reduce_scatter", "all_to_all") and ratio < 0.999:
+        n = 1 / (1 - ratio)
+    if n is not None and n < 1e6 and abs(n - round(n)) < 0.1 and round(n) >= 1:
+        meta["num_ranks"], meta["num_ranks_source"] = int(round(n)), "busbw/algbw"
+
+
+def _check_records(records: list[Record], meta: dict, warnings: list[LogWarning]) -> None:
+    wrong = [r for r in records if r.wrong]
+    if wrong:
+        sizes = sorted({r.size_bytes for r in wrong})
+        warnings.append(LogWarning(
+            "wrong", f"{len(wrong)} measurement(s) with #wrong > 0 (first at {sizes[0]} B, {wrong[0].placement}, "
+                     f"{wrong[0].wrong} wrong elements): the results were incorrect, do not trust these rows"))
+    errors = [r for r in records if r.max_error]
+    if errors:
+        worst = max(errors, key=lambda r: r.max_error or 0.0)
+        warnings.append(LogWarning(
+            "error", f"{len(errors)} measurement(s) with a non-zero 'error' column (largest {worst.max_error:g} at "
+                     f"{worst.size_bytes} B): compare it with the precision of type {worst.type!r}"))
+
+    n = meta.get("num_ranks")
+    collective = meta.get("collective")
+    all_zero = all(r.busbw_gbps == 0 for r in records) and any(r.algbw_gbps > 0 for r in records)
+    if n == 1 or (n is None and all_zero and collective in (None, "all_reduce", "all_gather", "reduce_scatter",
+                                                            "all_to_all")):
+        factor = busbw_factor(collective, 1) if collective in COLLECTIVES else 0.0
+        warnings.append(LogWarning(
+            "one_rank", f"one rank: nothing crossed a link, so busbw (algbw x {factor:g}) measures nothing; algbw is a "
+                        "local copy. With several processes, nccl-tests was probably not built with MPI=1 "
+                        "(each process ran alone; nccl-tests issues #27, #249)"))
+
+    by_key: dict[tuple[int, bool], list[Record]] = {}
+    for r in records:
+        by_key.setdefault((r.size_bytes, r.in_place), []).append(r)
+    dups = sorted({size for (size, _), rs in by_key.items() if len(rs) > 1})
+    if dups:
+        warnings.append(LogWarning("duplicate_size", f"{len(dups)} size(s) appear more than once (first {dups[0]} B): "
+                                                     "several runs are interleaved; each row is kept"))
+
+    mismatched = [r for r in records if r.time_us and r.algbw_gbps >= 0.05
+                  and abs(r.size_bytes / (r.time_us * 1e3) - r.algbw_gbps) > max(0.011, 0.03 * r.algbw_gbps)]
+    if mismatched:
+        r = mismatched[0]
+        warnings.append(LogWarning(
+            "algbw_mismatch", f"{len(mismatched)} measurement(s) where algbw differs from size / time (line {r.line}: "
+                              f"{r.size_bytes} B / {r.time_us} us = {r.size_bytes / (r.time_us * 1e3):.3g} GB/s, "
+                              f"printed {r.algbw_gbps} GB/s)"))
+
+    out = {r.size_bytes: r for r in records if not r.in_place and r.time_us}
+    inp = {r.size_bytes: r for r in records if r.in_place and r.time_us}
+    outliers = [(s, out[s], inp[s]) for s in sorted(out.keys() & inp.keys())
+                if max(out[s].time_us, inp[s].time_us) > min(out[s].time_us, inp[s].time_us)
+                * (IN_PLACE_OUTLIER_RATIO if s >= DROP_MIN_BYTES else SMALL_OUTLIER_RATIO)]
+    if outliers:
+        s, o, i = outliers[0]
+        warnings.append(LogWarning(
+            "in_place_outlier", f"{len(outliers)} size(s) where in-place and out-of-place times differ by more than "
+                                f"{IN_PLACE_OUTLIER_RATIO - 1:.0%} (first {s} B: out-of-place {o.time_us:g} us, busbw "
+                                f"{o.busbw_gbps:g}; in-place {i.time_us:g} us, busbw {i.busbw_gbps:g}): one slow "
+                                "measurement; rerun with more iterations (-n) before drawing conclusions"))
+
+    for in_place in (False, True):
+        rows = sorted((r for r in records if r.in_place == in_place and r.size_bytes >= DROP_MIN_BYTES),
+                      key=lambda r: r.size_bytes)
+        if len(rows) < 2:
+            continue
+        peak = max(rows[:-1], key=lambda r: r.busbw_gbps)
+        last = rows[-1]
+        if peak.busbw_gbps > 0 and last.busbw_gbps < (1 - BUSBW_DROP_FRACTION) * peak.busbw_gbps:
+            warnings.append(LogWarning(
+                "busbw_drop", f"{last.placement}: busbw falls from {peak.busbw_gbps:g} GB/s at {peak.size_bytes} B to "
+                              f"{last.busbw_gbps:g} GB/s at {last.size_bytes} B "
+                              f"({last.busbw_gbps / peak.busbw_gbps - 1:+.0%}): large messages get slower, a cliff or "
+                              "drift (host staging, memory placement, throttling or contention), not a bandwidth limit"))
+
+    _check_stopped_early(records, meta, warnings)
+
+
+def _check_stopped_early(records: list[Record], meta: dict, warnings: list[LogWarning]) -> None:
+    sizes = sorted({r.printed_size_bytes for r in records})
+    last = sizes[-1]
+    max_bytes = meta.get("maxBytes")
+    nxt = None
+    if meta.get("step_factor", 0) > 1:
+        nxt = last * meta["step_factor"]
+    elif meta.get("step_bytes", 0) > 0:
+        nxt = last + meta["step_bytes"]
+    if max_bytes is not None and last < max_bytes and (nxt is None or nxt <= max_bytes):
+        warnings.append(LogWarning(
+            "stopped_early", f"the sweep ends at {last} B but maxBytes is {max_bytes} B"
+                             + (f" and the next size ({nxt} B) would fit" if nxt is not None else "")
+                             + ": the run crashed, hung or ran out of memory, or the log was cut"))
+    elif "avg_busbw_gbps" not in meta:
+        warnings.append(LogWarning(
+            "no_summary", "no '# Avg bus bandwidth' line: the log was cut, or the run did not finish"))
+
+
+# ----------------------------------------------------------------------------------------------- bundled logs
+
+def bundled_log_names() -> list[str]:
+    """Names (``"C01"``...) of the nccl-tests logs bundled in ``gpucomm/data/nccl_logs``."""
+    folder = resources.files("gpucomm.model").joinpath("data", "nccl_logs")
+    return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
+
+
+def bundled_log_text(name: str) -> str:
+    """The text of one bundled log (its first line is ``# source: <URL>``).
+
+    Raises
+    ------
+    GpucommError
+        If there is no such log.
+    """
+    names = bundled_log_names()
+    if name not in names:
+        raise GpucommError(f"unknown bundled nccl-tests log {name!r}: expected one of {', '.join(names)}")
+    return resources.files("gpucomm.model").joinpath("data", "nccl_logs", f"{name}.txt").read_text()
+
+
+def read_bundled_log(name: str, **overrides) -> ParsedLog:
+    """:func:`parse_nccl_tests` of a bundled log (keywords as there).
+
+    Examples
+    --------
+    >>> log = read_bundled_log("C04")
+    >>> log.metadata["num_ranks"], log.warning_codes()
+    (4, ['in_place_outlier'])
+    """
+    return parse_nccl_tests(bundled_log_text(name), **overrides)
+

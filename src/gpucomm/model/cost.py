@@ -1,0 +1,773 @@
+"""Alpha-beta cost of collectives, per algorithm and protocol, with NCCL-like automatic choice.
+
+Every algorithm is described by two numbers: its sequential ``steps`` (each costs a
+latency) and the ``wire_bytes`` its busiest GPU link carries per direction. With the
+effective per-direction bandwidth ``B`` that the fabric gives each GPU, one protocol
+costs
+
+    t = alpha(protocol, steps) + wire_bytes / (B * protocol_bw_fraction)
+
+the form of NCCL's own tuner (``src/graph/tuning.cc``, ``ncclTopoGetAlgoTime``:
+``time = lat + bytes / bw``). Protocols: LL (low latency: per-step latency, half the
+bandwidth) and Simple (a fixed start-up cost, full bandwidth); NVLS uses its own
+calibrated efficiency and latency. ``algorithm="auto"`` takes the cheapest of the
+algorithms NCCL implements (ring, tree, NVLS where the switch supports it,
+hierarchical across nodes); the inference engines' custom one-shot / two-shot
+all_reduce are available by name. Across nodes NCCL runs one ring per NIC through every GPU
+of every node: the node's NICs together carry one ring's traffic, so a ring's bandwidth is
+the smaller of the intra-node rate and the node's total NIC bandwidth, and each LL step
+waits for a network hop.
+
+Formulas per algorithm (n ranks, S bytes, B per-direction bandwidth):
+
+=================  ===================  ==============================  ===========================================
+algorithm          steps                wire bytes per GPU link         source
+=================  ===================  ==============================  ===========================================
+ring               2(n-1) (all_reduce)  2 (n-1)/n S                     Thakur et al. 2005, sec. 4.4; nccl-tests PERFORMANCE.md
+ring               n-1 (AG, RS, A2A)    (n-1)/n S                       Thakur et al. 2005, sec. 4.1
+ring (chain)       n-1 (bcast, reduce)  S                               pipelined chain, as NCCL's ring broadcast
+rhd                2 log2 n             2 (n-1)/n S                     Rabenseifner, Thakur et al. 2005, sec. 4.4
+tree               2 ceil(log2 n)       2 S                             double binary tree, Sanders et al. 2009; NCCL 2.4 blog
+one_shot           2                    (n-1) S                         every GPU reads all peers (vLLM/TRT-LLM custom all_reduce)
+two_shot           4                    2 (n-1)/n S                     reduce-scatter + all-gather by direct access
+nvls               1                    (1 + 1/n) S                     NVLink SHARP: reduction in the NVSwitch
+=================  ===================  ==============================  ===========================================
+
+References
+----------
+Hockney, "The communication challenge for MPP", Parallel Computing 20 (1994): t = alpha + n / B.
+Thakur, Rabenseifner, Gropp, "Optimization of collective communication operations in MPICH", IJHPCA 19 (2005).
+Sanders, Speck, Traeff, "Two-tree algorithms for full bandwidth broadcast, reduction and scan", Parallel Computing 35 (2009).
+nccl-tests ``doc/PERFORMANCE.md`` (busbw), NCCL ``src/graph/tuning.cc`` (protocols, the tuner's cost form).
+"""
+
+from __future__ import annotations
+
+import math
+import dataclasses
+from dataclasses import asdict, dataclass
+
+from gpucomm import GpucommError
+from gpucomm.model.collectives import busbw_factor, check_collective, check_num_ranks
+from gpucomm.model.hardware import Link, get_inter_socket_link, get_link
+from gpucomm.model.hardware import calibration as cal
+
+ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical")
+PROTOCOLS = ("LL", "Simple")
+TOPOLOGIES = ("switch", "mesh", "pairs")
+NCCL_ALGORITHMS = ("ring", "nvls", "hierarchical")
+"""What ``auto`` chooses from: the algorithms NCCL itself uses for these cases. NCCL's tree is a
+double binary tree *across nodes*; inside a node it is a chain (same steps as the ring, twice the
+bytes), which never beats the ring, so ``auto`` does not take the textbook ``tree`` inside a node."""
+
+MAX_MSG_BYTES = 1 << 50  # 1 PiB: anything larger is a typo, not a collective
+
+ALGORITHMS_FOR = {
+    "all_reduce": ("ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical"),
+    "all_gather": ("ring", "rhd", "nvls"),
+    "reduce_scatter": ("ring", "rhd", "nvls"),
+    "broadcast": ("ring", "tree"),
+    "reduce": ("ring", "tree"),
+    "all_to_all": ("ring",),
+    "send_recv": ("ring",),
+}
+"""The algorithms that implement each collective (``hierarchical``: across nodes only)."""
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """How the GPUs of one collective are connected.
+
+    Attributes
+    ----------
+    link : Link
+        Each GPU's intra-node link (catalog entry).
+    p2p : bool
+        False: P2P disabled or unsupported, transfers staged through host memory (PCIe only).
+    topology : {"switch", "mesh", "pairs"}
+        ``switch``: every GPU reaches every other at its full bandwidth (NVSwitch, or a PCIe
+        tree for a ring). ``mesh``: direct point-to-point links, each GPU's bandwidth split
+        evenly over its ``mesh_size - 1`` peers, as in the seeds' "P2P vs NVSwitch" table.
+        ``pairs``: NVLink bridges join GPUs two by two (A40, RTX 3090, A100/H100 PCIe); a
+        collective over more than 2 GPUs runs its ring through ``pcie_link`` between pairs,
+        and the slowest hop sets the ring's pace.
+    pcie_link : str
+        For ``pairs``: the PCIe link the ring crosses between bridged pairs.
+    mesh_size : int
+        GPUs wired in the mesh (for ``mesh``), whether or not all take part.
+    num_nodes : int
+        Nodes; ``num_ranks`` must divide evenly over them.
+    network : str or None
+        Scale-out NIC key (``gpucomm.model.hardware.network``) when ``num_nodes > 1``.
+    nics_per_node : int or None
+        NICs per node (default: one per GPU, as in DGX H100).
+    gpus_per_uplink : int
+        Without P2P: GPUs that share one PCIe uplink to the host (2 behind each PCIe switch in a
+        DGX A100). Staged traffic of those GPUs crosses the same uplink, so each gets 1/k of it.
+        With P2P it does not apply: a ring enters and leaves each switch once, so an uplink
+        carries one flow each way whatever the number of GPUs behind it.
+    inter_socket : str or None
+        Key of :data:`~gpucomm.model.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs sit under both
+        sockets of a two-socket host (``nvidia-smi topo -m`` shows SYS between some of them);
+        None when they share one socket. A ring crosses the socket link once in each direction,
+        every channel of it, so a GPU's ring bandwidth is at most that link's per-direction
+        bandwidth (``InterSocketLink.bw_bytes_per_s``: measured where published, else NCCL's
+        planning figure, which measured Zen 4/5 hosts exceed).
+    """
+
+    link: Link
+    p2p: bool = True
+    topology: str = "switch"
+    mesh_size: int = 8
+    num_nodes: int = 1
+    network: str | None = None
+    nics_per_node: int | None = None
+    gpus_per_uplink: int = 1
+    pcie_link: str = "pcie4"
+    inter_socket: str | None = None
+
+    @property
+    def nvls_capable(self) -> bool:
+        """NVLink SHARP needs third-generation NVSwitch (NVLink 4) or later (NCCL env.rst, NCCL_NVLS_ENABLE)."""
+        return self.link.key in ("nvlink4", "nvlink5") and self.topology == "switch" and self.p2p
+
+
+def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch", mesh_size: int = 8,
+                num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
+                gpus_per_uplink: int = 1, pcie_link: str = "pcie4", inter_socket: str | None = None) -> Fabric:
+    """Validate and build a :class:`Fabric`.
+
+    Parameters
+    ----------
+    link : str or Link
+        Each GPU's intra-node link: key of :data:`~gpucomm.model.hardware.links.LINKS` or an entry.
+    p2p : bool
+        False: P2P disabled or unsupported, traffic staged through host memory (PCIe links only).
+    topology : {"switch", "mesh", "pairs"}
+        How the GPUs are wired (see :class:`Fabric`); ``mesh`` and ``pairs`` need an NVLink link.
+    mesh_size : int
+        GPUs wired in a ``mesh``, 2 to 1024 (checked only for ``mesh``).
+    num_nodes : int
+        Nodes, 1 to 100000.
+    network : str, optional
+        Scale-out NIC key of :data:`~gpucomm.model.hardware.network.NETWORKS`; required when
+        ``num_nodes > 1``, refused for one node.
+    nics_per_node : int, optional
+        NICs per node, 1 to 64 (default: one per GPU); refused for one node.
+    gpus_per_uplink : int
+        GPUs sharing one PCIe uplink to the host, 1 to 64; above 1 only with ``p2p=False``.
+    pcie_link : str
+        PCIe link key the ring crosses between bridged ``pairs`` (``pcie3`` ... ``pcie6``).
+    inter_socket : str, optional
+        Key of :data:`~gpucomm.model.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs span two sockets;
+        only with a PCIe link or ``pairs``.
+
+    Returns
+    -------
+    Fabric
+        With ``link`` resolved to its catalog entry and ``pcie_link``, ``inter_socket`` to their keys.
+
+    Raises
+    ------
+    GpucommError
+        Unknown link, PCIe link, topology, network or inter-socket link; ``p2p`` not a bool;
+        ``p2p=False`` on NVLink; a mesh or pairs on a non-NVLink link, or pairs with a non-PCIe
+        ``pcie_link``; counts out of the ranges above; several nodes without a network, or a
+        network or NIC count for one node; ``gpus_per_uplink > 1`` with P2P; an inter-socket link
+        with NVLink outside ``pairs`` (its traffic does not cross the sockets).
+    """
+    link = get_link(link)
+    if not isinstance(p2p, bool):
+        raise GpucommError(f"p2p {p2p!r} is not valid: expected True or False")
+    if not p2p and link.kind != "pcie":
+        raise GpucommError(
+            f"p2p=False (no P2P) with link {link.key!r}: without P2P, traffic leaves NVLink and is staged through host "
+            "memory over PCIe; expected a PCIe link (pcie3, pcie4, pcie5, pcie6), the path the traffic takes")
+    if topology not in TOPOLOGIES:
+        raise GpucommError(f"unknown topology {topology!r}: expected one of {', '.join(TOPOLOGIES)}")
+    if topology == "mesh":
+        check_num_ranks(mesh_size, minimum=2, maximum=1024, what="mesh size")
+        if link.kind != "nvlink":
+            raise GpucommError(f"topology 'mesh' with link {link.key!r}: a point-to-point mesh wires NVLinks GPU to GPU; "
+                               "expected an NVLink link (e.g. nvlink4), or --topology switch for PCIe")
+    check_num_ranks(num_nodes, maximum=100_000, what="number of nodes")
+    if num_nodes == 1 and (network is not None or nics_per_node is not None):
+        given = ", ".join(f"{k} {v!r}" for k, v in (("network", network), ("NICs per node", nics_per_node)) if v is not None)
+        raise GpucommError(f"{given} given for a single node: "
+                           "expected num_nodes (--nodes) of 2 or more, or no network")
+    if num_nodes > 1:
+        if network is None:
+            raise GpucommError(f"{num_nodes} nodes need a network: expected --network with one of the scale-out links")
+        _network_bw(network)  # validates the key
+        if nics_per_node is not None:
+            check_num_ranks(nics_per_node, maximum=64, what="NICs per node")
+    check_num_ranks(gpus_per_uplink, maximum=64, what="GPUs per uplink")
+    if gpus_per_uplink > 1 and p2p:
+        raise GpucommError(f"{gpus_per_uplink} GPUs per uplink only matters when traffic is staged through the host: "
+                           "expected p2p=False (--no-p2p) or 1")
+    if topology == "pairs" and get_link(pcie_link).kind != "pcie":
+        raise GpucommError(f"pcie link {pcie_link!r} for bridged pairs: expected one of pcie3, pcie4, pcie5, pcie6")
+    if topology == "pairs" and link.kind != "nvlink":
+        raise GpucommError(f"topology 'pairs' with link {link.key!r}: pairs are GPUs joined by NVLink bridges; expected an "
+                           "NVLink link (e.g. nvlink3) with --topology pairs, or --topology switch for plain PCIe")
+    if inter_socket is not None:
+        inter_socket = get_inter_socket_link(inter_socket).key
+        if link.kind != "pcie" and topology != "pairs":
+            raise GpucommError(f"inter-socket link {inter_socket!r} with {link.key!r}: NVLink traffic does not cross the "
+                               "sockets; expected a PCIe link, --topology pairs, or no inter-socket link")
+    return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink,
+                  get_link(pcie_link).key, inter_socket)
+
+
+def _network_bw(key: str) -> float:
+    from gpucomm.model.hardware.network import get_network
+
+    return get_network(key).bw_bytes_per_s
+
+
+def effective_bw_bytes_per_s(link: str | Link, *, p2p: bool = True) -> float:
+    """Large-message ring busbw per direction that a GPU's link reaches, in bytes/s.
+
+    Parameters
+    ----------
+    link : str or Link
+        Catalog key or entry.
+    p2p : bool
+        False models NCCL with P2P disabled or unsupported: staged through host memory
+        (PCIe links only).
+
+    Returns
+    -------
+    float
+        ``nominal x efficiency``: :data:`~gpucomm.model.hardware.calibration.RING_EFFICIENCY`
+        for NVLink, :data:`~gpucomm.model.hardware.calibration.PCIE_P2P_EFFICIENCY` or
+        :data:`~gpucomm.model.hardware.calibration.HOST_STAGED_EFFICIENCY` for PCIe.
+
+    Raises
+    ------
+    GpucommError
+        For an unknown link, or ``p2p=False`` on a non-PCIe link.
+
+    Examples
+    --------
+    >>> effective_bw_bytes_per_s("nvlink3") / 1e9
+    234.0
+    """
+    fabric = make_fabric(link, p2p=p2p)
+    link = fabric.link
+    if link.kind == "nvlink":
+        eff = cal.RING_EFFICIENCY.get(link.key, cal.DEFAULT_NVLINK_RING_EFFICIENCY).value
+    else:
+        eff = (cal.PCIE_P2P_EFFICIENCY if p2p else cal.HOST_STAGED_EFFICIENCY).value
+    return link.bw_bytes_per_s * eff
+
+
+def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
+    """Effective bandwidth per direction each GPU has towards the other ``num_ranks - 1``, in bytes/s.
+
+    On a switch it is the link's effective bandwidth. On a point-to-point mesh of
+    ``m`` GPUs each peer link carries ``1/(m-1)`` of the GPU's bandwidth, and a
+    collective among ``n`` of them can use ``n-1`` of those links at once (NCCL builds
+    several rings over disjoint links), so a GPU gets ``(n-1)/(m-1)`` of it: the seeds'
+    table (2 GPUs: 128 GB/s of 900; 8 GPUs: 7 x 128 GB/s).
+
+    Parameters
+    ----------
+    fabric : Fabric
+        A fabric built by :func:`make_fabric`.
+    num_ranks : int
+        GPUs taking part in the collective (on one node).
+
+    Returns
+    -------
+    float
+        Bytes/s per direction: :func:`effective_bw_bytes_per_s` of the link, times
+        ``(n-1)/(m-1)`` on a mesh; for ``pairs`` with more than 2 GPUs, at most the effective
+        bandwidth of ``pcie_link``; divided by ``min(gpus_per_uplink, num_ranks)`` (GPUs sharing
+        one host uplink); at most the inter-socket link's ``bw_bytes_per_s`` when there is one.
+        The minima model the slowest hop of the ring setting its pace (as :class:`Fabric` describes).
+
+    Raises
+    ------
+    GpucommError
+        If ``num_ranks`` exceeds the mesh.
+    """
+    bw = effective_bw_bytes_per_s(fabric.link, p2p=fabric.p2p)
+    if fabric.topology == "mesh":
+        if num_ranks > fabric.mesh_size:
+            raise GpucommError(f"{num_ranks} GPUs do not fit a mesh of {fabric.mesh_size}: expected at most {fabric.mesh_size}")
+        bw *= max(num_ranks - 1, 1) / (fabric.mesh_size - 1)
+    if fabric.topology == "pairs" and num_ranks > 2:
+        # the ring leaves each bridged pair over PCIe: the NVLink pairs collapse to the PCIe rate
+        bw = min(bw, effective_bw_bytes_per_s(fabric.pcie_link))
+    bw /= min(fabric.gpus_per_uplink, num_ranks)
+    if fabric.inter_socket is not None and (fabric.topology != "pairs" or num_ranks > 2):
+        # every ring channel crosses the socket link once each way: the slowest hop sets the pace
+        bw = min(bw, get_inter_socket_link(fabric.inter_socket).bw_bytes_per_s)
+    return bw
+
+
+def pair_bw_bytes_per_s(fabric: Fabric) -> float:
+    """Nominal per-direction bandwidth between one pair of GPUs, in bytes/s.
+
+    Parameters
+    ----------
+    fabric : Fabric
+        A fabric built by :func:`make_fabric`.
+
+    Returns
+    -------
+    float
+        The link's nominal ``bw_bytes_per_s`` (catalog, no efficiency factor); on a mesh of ``m``
+        GPUs, ``bw / (m-1)``: each GPU's links are split evenly over its ``m-1`` peers (see
+        :class:`Fabric`).
+    """
+    bw = fabric.link.bw_bytes_per_s
+    return bw / (fabric.mesh_size - 1) if fabric.topology == "mesh" else bw
+
+
+@dataclass(frozen=True)
+class CollectiveCost:
+    """Predicted cost of one collective. Times in s, bandwidths in bytes/s, sizes in bytes."""
+
+    collective: str
+    algorithm: str
+    protocol: str
+    link: str
+    p2p: bool
+    num_ranks: int
+    msg_bytes: int
+    time_s: float
+    latency_s: float
+    """The alpha part of ``time_s``."""
+    transfer_s: float
+    """The bandwidth (beta) part of ``time_s``."""
+    bus_bytes: float
+    """``msg_bytes * busbw_factor``: the bytes nccl-tests' busbw assumes per link."""
+    algbw_bytes_per_s: float
+    busbw_bytes_per_s: float
+    num_nodes: int = 1
+
+    def as_dict(self) -> dict:
+        """A plain dict, with GB/s keys added for people (1 GB/s = 1e9 B/s).
+
+        Returns
+        -------
+        dict
+            Every field, plus ``algbw_gb_per_s`` and ``busbw_gb_per_s``.
+        """
+        out = asdict(self)
+        out["algbw_gb_per_s"] = self.algbw_bytes_per_s / 1e9
+        out["busbw_gb_per_s"] = self.busbw_bytes_per_s / 1e9
+        return out
+
+
+def _check_msg_bytes(msg_bytes) -> int:
+    if (isinstance(msg_bytes, bool) or not isinstance(msg_bytes, (int, float)) or not 1 <= msg_bytes <= MAX_MSG_BYTES
+            or msg_bytes != int(msg_bytes)):
+        raise GpucommError(f"message size {msg_bytes!r} bytes is not valid: expected a whole number of bytes "
+                           f"from 1 to {MAX_MSG_BYTES} (1 PiB)")
+    return int(msg_bytes)
+
+
+def ring_steps(collective: str, num_ranks: int) -> int:
+    """Sequential steps of the ring algorithm: 2(n-1) for all_reduce, n-1 otherwise, 1 for send_recv.
+
+    Parameters
+    ----------
+    collective : str
+        One of :data:`~gpucomm.model.collectives.COLLECTIVES`.
+    num_ranks : int
+        Ranks ``n`` in the ring, 1 to 1000000.
+
+    Returns
+    -------
+    int
+        ``2(n-1)`` for all_reduce (reduce-scatter then all-gather, Thakur et al. 2005, sec. 4.4);
+        ``n-1`` for all_gather, reduce_scatter, all_to_all (sec. 4.1) and for broadcast and reduce
+        (a pipelined chain, as NCCL's ring); ``1`` for send_recv.
+
+    Raises
+    ------
+    GpucommError
+        Unknown collective, or ``num_ranks`` not an integer in range.
+
+    Examples
+    --------
+    >>> ring_steps("all_reduce", 4)
+    6
+    """
+    check_collective(collective)
+    n = check_num_ranks(num_ranks)
+    if collective == "send_recv":
+        return 1
+    return 2 * (n - 1) if collective == "all_reduce" else n - 1
+
+
+def _steps_and_wire(algorithm: str, collective: str, size: int, n: int) -> tuple[int, float]:
+    """(sequential steps, bytes per direction on the busiest GPU link) of one algorithm; see the module table."""
+    if n == 1:
+        return 0, 0.0
+    log2n = math.ceil(math.log2(n))
+    if algorithm == "ring":
+        if collective in ("broadcast", "reduce", "send_recv"):
+            return ring_steps(collective, n), float(size)
+        return ring_steps(collective, n), size * busbw_factor(collective, n)
+    if algorithm == "rhd":
+        if n & (n - 1):
+            raise GpucommError(f"algorithm 'rhd' (recursive halving/doubling) with {n} ranks: expected a power of two")
+        steps = 2 * log2n if collective == "all_reduce" else log2n
+        return steps, size * busbw_factor(collective, n)
+    if algorithm == "tree":
+        return (2 * log2n, 2.0 * size) if collective == "all_reduce" else (log2n, float(size))
+    if algorithm == "one_shot":
+        return 2, (n - 1) * float(size)
+    if algorithm == "two_shot":
+        return 4, size * busbw_factor("all_reduce", n)
+    if algorithm == "nvls":
+        if collective == "all_reduce":
+            return 1, size * (1 + 1 / n)
+        return 1, float(size) * (n - 1) / n
+    raise AssertionError(algorithm)
+
+
+def steps_and_wire_bytes(collective: str, msg_bytes: float, *, num_ranks: int, algorithm: str) -> tuple[int, float]:
+    """Sequential steps and bytes per direction on the busiest GPU link of one algorithm, per the cost model.
+
+    Parameters
+    ----------
+    collective : str
+        torch.distributed name.
+    msg_bytes : float
+        Message size ``S`` in bytes as nccl-tests reports it.
+    num_ranks : int
+        GPUs taking part.
+    algorithm : str
+        One of the algorithms :mod:`gpucomm.model.cost` implements for that collective inside a node (not
+        ``auto`` or ``hierarchical``).
+
+    Returns
+    -------
+    (int, float)
+        Steps (each pays a per-step latency in the LL protocol) and bytes per direction:
+        ``2(n-1)`` and ``2(n-1)/n S`` for a ring all_reduce, ``1`` and ``(1 + 1/n) S`` for NVLS, ...
+
+    Raises
+    ------
+    GpucommError
+        Unknown collective, an algorithm that does not implement it, or ``rhd`` on a rank count that
+        is not a power of two.
+
+    Notes
+    -----
+    The "steps" and "wire bytes" columns of the table in the module docstring, exposed so that a page
+    can compare them with nccl-tests' busbw assumption ``S x busbw_factor``.
+
+    Examples
+    --------
+    >>> steps_and_wire_bytes("all_reduce", 8.0, num_ranks=8, algorithm="ring")
+    (14, 14.0)
+    >>> steps_and_wire_bytes("all_reduce", 8.0, num_ranks=8, algorithm="nvls")
+    (1, 9.0)
+    """
+    check_collective(collective)
+    n = check_num_ranks(num_ranks)
+    if algorithm not in ALGORITHMS_FOR[collective] or algorithm == "hierarchical":
+        raise GpucommError(f"algorithm {algorithm!r} does not implement {collective} inside a node: expected one of "
+                           + ", ".join(a for a in ALGORITHMS_FOR[collective] if a != "hierarchical"))
+    return _steps_and_wire(algorithm, collective, int(msg_bytes), n)
+
+
+def _protocol_costs(fabric: Fabric, algorithm: str, steps: int, wire: float, bw: float) -> dict[str, tuple[float, float]]:
+    """(latency_s, transfer_s) per protocol usable by this algorithm."""
+    if algorithm == "nvls":
+        nvls_bw = fabric.link.bw_bytes_per_s * cal.NVLS_EFFICIENCY.value
+        return {"Simple": (cal.NVLS_LATENCY_S.value, wire / nvls_bw)}
+    return {
+        "LL": (_ll_latency_s(fabric, steps, 0), wire / (bw * cal.LL_BW_FRACTION.value)),
+        "Simple": (cal.SIMPLE_LATENCY_S.value, wire / bw),
+    }
+
+
+def _single_node_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: str,
+                      protocol: str) -> tuple[str, str, float, float]:
+    bw = per_gpu_bw_bytes_per_s(fabric, n)
+    if algorithm in ("one_shot", "two_shot") and not fabric.p2p:
+        raise GpucommError(f"algorithm {algorithm!r} reads peers' memory directly: expected P2P (drop --no-p2p)")
+    if algorithm == "nvls" and not fabric.nvls_capable:
+        raise GpucommError(f"algorithm 'nvls' on {fabric.link.key!r} ({fabric.topology}): expected NVLink 4 or 5 "
+                           "behind an NVSwitch (third-generation NVSwitch or later)")
+    steps, wire = _steps_and_wire(algorithm, collective, size, n)
+    costs = _protocol_costs(fabric, algorithm, steps, wire, bw)
+    if protocol != "auto":
+        if protocol not in costs:
+            raise GpucommError(f"protocol {protocol!r} with algorithm {algorithm!r}: expected one of {', '.join(costs)}")
+        costs = {protocol: costs[protocol]}
+    best = min(costs, key=lambda p: sum(costs[p]))
+    return algorithm, best, *costs[best]
+
+
+def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tuple[str, str, float, float]:
+    """all_reduce across nodes: intra-node reduce-scatter, inter-node ring all_reduce of S/g per GPU,
+    intra-node all-gather, pipelined (NCCL streams chunks, so the slower stage sets the pace). One protocol
+    for the whole collective, as NCCL picks one per call."""
+    nodes = fabric.num_nodes
+    g = n // nodes
+    intra = _one_node(fabric)
+    net_bw_per_gpu = min(_net_bw_per_gpu(fabric, g), _gpu_feed_bw(fabric))
+    inter_wire = (size / g) * busbw_factor("all_reduce", nodes)
+    inter_steps = 2 * (nodes - 1)
+    options = {}
+    for proto in ((protocol,) if protocol != "auto" else ("LL", "Simple")):
+        if g > 1:
+            _, _, lat_rs, tr_rs = _single_node_cost("reduce_scatter", size, g, intra, "ring", proto)
+        else:
+            lat_rs, tr_rs = 0.0, 0.0
+        if proto == "LL":
+            lat_net, tr_net = _ll_latency_s(fabric, 0, inter_steps), inter_wire / (net_bw_per_gpu * cal.LL_BW_FRACTION.value)
+        else:
+            lat_net, tr_net = cal.SIMPLE_LATENCY_S.value, inter_wire / net_bw_per_gpu
+        latency = max(lat_rs, lat_net) + (lat_rs if g > 1 else 0.0)
+        options[proto] = (latency, max(2 * tr_rs, tr_net))  # intra RS + AG vs the network stage, overlapped
+    best = min(options, key=lambda p: sum(options[p]))
+    return "hierarchical", best, *options[best]
+
+
+def _net_bw_per_gpu(fabric: Fabric, g: int) -> float:
+    """Each GPU's effective share of its node's NICs, per direction, in bytes/s (NET_EFFICIENCY applied)."""
+    nics = fabric.nics_per_node or g
+    return _network_bw(fabric.network) * nics / g * cal.NET_EFFICIENCY.value
+
+
+def _one_node(fabric: Fabric) -> Fabric:
+    """The same GPUs and links, inside one node (no network)."""
+    return dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
+
+
+def _gpu_feed_bw(fabric: Fabric) -> float:
+    """What one GPU can push towards its NIC, per direction, in bytes/s: over a PCIe link, that link's effective rate
+    (GPUDirect RDMA reads GPU memory over it; without P2P the data is staged through host memory); NVLink GPUs
+    (H100, B200: PCIe 5.0 to their NIC) are not limited here."""
+    return effective_bw_bytes_per_s(fabric.link, p2p=fabric.p2p) if fabric.link.kind == "pcie" else math.inf
+
+
+def _ll_latency_s(fabric: Fabric, intra_steps: float, net_steps: float) -> float:
+    """LL start-up plus the steps a chunk waits for: NVLink/PCIe hops inside a node, network hops between nodes."""
+    intra = (cal.LL_STEP_LATENCY_S if fabric.p2p else cal.LL_STEP_LATENCY_HOST_STAGED_S).value
+    return cal.LL_BASE_LATENCY_S.value + intra_steps * intra + net_steps * cal.NET_STEP_LATENCY_S.value
+
+
+def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
+                            protocol: str) -> tuple[str, str, float, float]:
+    """Rings through every GPU of every node, as NCCL runs them across nodes: one ring (channel) per NIC, each
+    carrying its share of the buffer and leaving the node through its own NIC, so the node's NICs together carry
+    one ring's traffic and the slower of that and the intra-node rate sets the pace. A chunk going round the ring
+    crosses a node boundary on (N-1)/(n-1) of its steps (N nodes, n ranks) and waits a network hop there, an
+    intra-node hop elsewhere. all_to_all sends (n-g)/n of every buffer over the network; send_recv crosses it as one
+    flow on one NIC."""
+    nodes = fabric.num_nodes
+    g = n // nodes
+    intra = _one_node(fabric)
+    intra_bw = per_gpu_bw_bytes_per_s(intra, g) if g > 1 else _gpu_feed_bw(fabric)
+    nic_bw = min(_network_bw(fabric.network) * cal.NET_EFFICIENCY.value, _gpu_feed_bw(fabric))
+    node_bw = nic_bw * (fabric.nics_per_node or g)  # all of a node's NICs, one ring each
+    steps, wire = _steps_and_wire("ring", collective, size, n)
+    if collective == "all_to_all":
+        transfer = max(size * (g - 1) / n / intra_bw, g * size * (n - g) / n / node_bw)
+    elif collective == "send_recv":
+        transfer = wire / min(intra_bw, nic_bw)
+    else:
+        transfer = wire / min(intra_bw, node_bw)
+    net_steps = steps * (nodes - 1) / (n - 1)
+    costs = {"LL": (_ll_latency_s(fabric, steps - net_steps, net_steps), transfer / cal.LL_BW_FRACTION.value),
+             "Simple": (cal.SIMPLE_LATENCY_S.value, transfer)}
+    if protocol != "auto":
+        costs = {protocol: costs[protocol]}
+    best = min(costs, key=lambda p: sum(costs[p]))
+    return "ring", best, *costs[best]
+
+
+def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: str | Link, p2p: bool = True,
+                    algorithm: str = "auto", protocol: str = "auto", topology: str = "switch", mesh_size: int = 8,
+                    num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
+                    gpus_per_uplink: int = 1, pcie_link: str = "pcie4",
+                    inter_socket: str | None = None) -> CollectiveCost:
+    """Predict time, algbw and busbw of one collective.
+
+    Parameters
+    ----------
+    collective : str
+        torch.distributed name, e.g. ``"all_reduce"``.
+    msg_bytes : int
+        Message size ``S`` in bytes as nccl-tests reports it (per-rank buffer for
+        all_reduce, broadcast, reduce; total buffer for all_gather, reduce_scatter, all_to_all).
+    num_ranks : int
+        GPUs taking part, 1 to 100000 (all nodes together).
+    link : str or Link
+        Each GPU's intra-node link.
+    p2p : bool
+        False: P2P disabled, staged through host memory (PCIe links only).
+    algorithm : str
+        One of :data:`ALGORITHMS`. ``auto`` picks the cheapest of :data:`NCCL_ALGORITHMS`
+        that apply (NVLS only behind NVLink 4+ switches). Across nodes only ``ring`` (one ring per NIC
+        through every GPU) and, for all_reduce, ``hierarchical`` are modelled.
+    protocol : {"auto", "LL", "Simple"}
+        ``auto`` takes the cheaper, as NCCL's tuner does.
+    topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink, pcie_link, inter_socket
+        See :class:`Fabric`.
+
+    Returns
+    -------
+    CollectiveCost
+
+    Raises
+    ------
+    GpucommError
+        Unknown collective, link, algorithm, protocol, topology or network; an algorithm
+        that does not apply (NVLS on A100, rhd on 6 ranks, one_shot without P2P, tree across
+        nodes); ``num_ranks`` not divisible by ``num_nodes``; sizes or counts out of range.
+
+    Notes
+    -----
+    ``t = alpha + wire_bytes / B`` per protocol (module docstring); ``algbw = S / t`` and
+    ``busbw = algbw * busbw_factor`` exactly as nccl-tests defines them.
+
+    Examples
+    --------
+    The seed's measurement: Llama-3-70B TP=4 activation (64 MiB) on 4x A100 NVLink, 603 us measured.
+
+    >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, link="nvlink3")
+    >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
+    (613, 'ring', 'Simple')
+    """
+    check_collective(collective)
+    n = check_num_ranks(num_ranks, maximum=100_000)
+    size = _check_msg_bytes(msg_bytes)
+    if algorithm not in ALGORITHMS:
+        raise GpucommError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
+    if protocol != "auto" and protocol not in PROTOCOLS:
+        raise GpucommError(f"unknown protocol {protocol!r}: expected auto or one of {', '.join(PROTOCOLS)}")
+    fabric = make_fabric(link, p2p=p2p, topology=topology, mesh_size=mesh_size, num_nodes=num_nodes, network=network,
+                         nics_per_node=nics_per_node, gpus_per_uplink=gpus_per_uplink, pcie_link=pcie_link,
+                         inter_socket=inter_socket)
+    if n % fabric.num_nodes:
+        raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
+    if fabric.inter_socket is not None and fabric.topology == "pairs" and n // fabric.num_nodes <= 2:
+        raise GpucommError(f"inter-socket link {fabric.inter_socket!r} with {n} GPUs of a bridged pair: their traffic stays "
+                           "on the NVLink bridge; expected more than 2 GPUs per node, or no inter-socket link")
+    if algorithm != "auto" and algorithm not in ALGORITHMS_FOR[collective]:
+        raise GpucommError(f"algorithm {algorithm!r} does not implement {collective}: expected one of "
+                           f"auto, {', '.join(ALGORITHMS_FOR[collective])}")
+    multi_node = fabric.num_nodes > 1
+    if algorithm == "hierarchical" and not multi_node:
+        raise GpucommError("algorithm 'hierarchical' needs several nodes: expected --nodes 2 or more")
+    if multi_node and algorithm not in ("auto", "hierarchical", "ring"):
+        accepted = "auto, ring or hierarchical" if collective == "all_reduce" else "auto or ring"
+        raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected {accepted}")
+
+    if multi_node:
+        options = []
+        if collective == "all_reduce" and algorithm in ("auto", "hierarchical"):
+            options.append(_hierarchical_cost(size, n, fabric, protocol))
+        if algorithm in ("auto", "ring"):
+            options.append(_ring_across_nodes_cost(collective, size, n, fabric, protocol))
+        algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
+    else:
+        if algorithm == "auto":
+            nvls_min = cal.NVLS_MIN_RANKS.get(fabric.link.key)
+            candidates = [a for a in NCCL_ALGORITHMS if a in ALGORITHMS_FOR[collective] and a != "hierarchical"
+                          and (a != "nvls" or (fabric.nvls_capable and nvls_min is not None and n >= nvls_min.value))]
+        else:
+            candidates = [algorithm]
+        options = [_single_node_cost(collective, size, n, fabric, a, protocol) for a in candidates]
+        algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
+    time_s = latency_s + transfer_s
+    if time_s <= 0:  # one rank, nothing to move: NCCL still launches a kernel
+        latency_s = time_s = cal.LL_BASE_LATENCY_S.value
+    algbw = size / time_s
+    factor = busbw_factor(collective, n)
+    return CollectiveCost(
+        collective=collective, algorithm=algo, protocol=proto, link=fabric.link.key, p2p=p2p, num_ranks=n,
+        msg_bytes=size, time_s=time_s, latency_s=latency_s, transfer_s=transfer_s, bus_bytes=size * factor,
+        algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * factor, num_nodes=fabric.num_nodes,
+    )
+
+
+def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, link: str | Link, p2p: bool = True, **fabric) -> float:
+    """Predicted time in s of one all_reduce.
+
+    Parameters
+    ----------
+    msg_bytes : int
+        Message size ``S`` in bytes (per-rank buffer, as nccl-tests reports it).
+    num_ranks : int
+        GPUs taking part.
+    link : str or Link
+        Each GPU's intra-node link.
+    p2p : bool
+        False: P2P disabled, staged through host memory (PCIe links only).
+    **fabric
+        ``algorithm``, ``protocol``, ``topology``, ``num_nodes``, ``network``... as :func:`collective_cost`.
+
+    Returns
+    -------
+    float
+        ``collective_cost("all_reduce", ...).time_s``, in s.
+
+    Raises
+    ------
+    GpucommError
+        As :func:`collective_cost`.
+
+    Examples
+    --------
+    >>> round(all_reduce_time_s(64 * 2**20, 4, link="pcie4", p2p=False) * 1e3, 1)
+    9.9
+    """
+    return collective_cost("all_reduce", msg_bytes, num_ranks=num_ranks, link=link, p2p=p2p, **fabric).time_s
+
+
+def alpha_beta_time_s(msg_bytes: float, *, alpha_s: float, bw_bytes_per_s: float,
+                      collective: str = "all_reduce", num_ranks: int = 2) -> float:
+    """Plain alpha-beta time ``alpha + S * busbw_factor / B`` in s, for fitted parameters.
+
+    Parameters
+    ----------
+    msg_bytes : float
+        Message size ``S`` in bytes, as nccl-tests reports it.
+    alpha_s : float
+        Fixed cost per operation ``alpha``, in s, >= 0.
+    bw_bytes_per_s : float
+        Bus bandwidth ``B`` in bytes/s (per direction, the rate busbw measures), > 0.
+    collective : str
+        One of :data:`~gpucomm.model.collectives.COLLECTIVES`; sets ``busbw_factor``.
+    num_ranks : int
+        Ranks ``n``, >= 1.
+
+    Returns
+    -------
+    float
+        Time in s.
+
+    Raises
+    ------
+    GpucommError
+        If ``alpha_s`` is negative, ``bw_bytes_per_s`` not positive, the collective unknown or
+        ``num_ranks`` not a positive integer.
+
+    References
+    ----------
+    Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
+    Computing 20(3), 1994: ``t = alpha + n / B`` for ``n`` bytes; here ``n`` is the bytes the busiest
+    link carries, ``S x busbw_factor`` (nccl-tests ``doc/PERFORMANCE.md``).
+
+    Examples
+    --------
+    >>> alpha_beta_time_s(1e6, alpha_s=1e-5, bw_bytes_per_s=1e9, num_ranks=2)
+    0.00101
+    """
+    if alpha_s < 0:
+        raise GpucommError(f"alpha {alpha_s!r} s must be >= 0")
+    if not bw_bytes_per_s > 0:
+        raise GpucommError(f"bandwidth {bw_bytes_per_s!r} bytes/s must be positive")
+    return alpha_s + msg_bytes * busbw_factor(collective, num_ranks) / bw_bytes_per_s

@@ -1,0 +1,220 @@
+"""Fit the alpha-beta model to measured collective times (pure Python: no numpy, torch or plotly).
+
+The model for one collective on ``n`` ranks moving ``S`` bytes is
+
+.. math:: t(S) = \\alpha + f(n) \\, S / B
+
+with ``alpha`` the fixed cost per operation (latency, seconds), ``B`` the bus bandwidth
+(bytes/s, per direction) and ``f(n)`` the nccl-tests bus-bandwidth factor
+(``2(n-1)/n`` for all_reduce, :func:`gpucomm.model.collectives.busbw_factor`). It is the ring
+algorithm's cost, ``2(n-1)`` steps of ``S/n`` bytes, with the per-step latencies lumped
+into ``alpha``. The measured ``busbw = f S / t`` then rises with ``S`` towards ``B``.
+
+Evaluate a fit with :meth:`AlphaBetaFit.time_s` / :meth:`AlphaBetaFit.busbw_at`, or the
+model functions :func:`gpucomm.model.cost.alpha_beta_time_s` and
+:func:`alpha_beta_busbw_bytes_per_s` with explicit parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from gpucomm import GpucommError
+from gpucomm.model.collectives import busbw_factor, check_collective
+from gpucomm.model.cost import alpha_beta_time_s
+from gpucomm.model.units import format_time, to_gb_per_s
+
+
+@dataclass(frozen=True)
+class AlphaBetaFit:
+    """A fitted alpha-beta model for one collective and rank count.
+
+    Attributes
+    ----------
+    alpha_s : float
+        Fixed time per operation, seconds (>= 0).
+    busbw_bytes_per_s : float
+        Bus bandwidth ``B``, bytes/s: the busbw the model approaches for large messages.
+    collective : str
+        Collective name (torch.distributed spelling).
+    num_ranks : int
+        Number of ranks the times were measured on.
+    num_points : int
+        Measurements used.
+    rms_rel_error : float
+        Root-mean-square of ``(t_measured - t_model) / t_measured`` over the points.
+    """
+
+    alpha_s: float
+    busbw_bytes_per_s: float
+    collective: str
+    num_ranks: int
+    num_points: int
+    rms_rel_error: float
+
+    def time_s(self, msg_bytes: float) -> float:
+        """Model time of one operation on ``msg_bytes`` bytes, seconds (:func:`gpucomm.model.cost.alpha_beta_time_s`)."""
+        return alpha_beta_time_s(msg_bytes, alpha_s=self.alpha_s, bw_bytes_per_s=self.busbw_bytes_per_s,
+                                 collective=self.collective, num_ranks=self.num_ranks)
+
+    def busbw_at(self, msg_bytes: float) -> float:
+        """Model bus bandwidth ``f S / t(S)`` at ``msg_bytes`` bytes, bytes/s."""
+        return alpha_beta_busbw_bytes_per_s(msg_bytes, alpha_s=self.alpha_s, busbw_bytes_per_s=self.busbw_bytes_per_s,
+                                            collective=self.collective, num_ranks=self.num_ranks)
+
+    def __str__(self) -> str:
+        return (f"{self.collective} on {self.num_ranks} ranks: alpha = {format_time(self.alpha_s)}, "
+                f"B = {to_gb_per_s(self.busbw_bytes_per_s):.3g} GB/s (fit to {self.num_points} sizes, "
+                f"rms relative error {self.rms_rel_error:.1%})")
+
+
+def alpha_beta_busbw_bytes_per_s(msg_bytes: float, *, alpha_s: float, busbw_bytes_per_s: float, collective: str,
+                                 num_ranks: int) -> float:
+    """Bus bandwidth the alpha-beta model predicts at ``msg_bytes``: ``f S / t(S)``, bytes/s.
+
+    Parameters
+    ----------
+    msg_bytes : float
+        Message size ``S`` in bytes, as nccl-tests counts it for ``collective``.
+    alpha_s : float
+        Fixed cost per operation, seconds (>= 0).
+    busbw_bytes_per_s : float
+        Bus bandwidth ``B``, bytes/s (> 0).
+    collective : str
+        torch.distributed name, for the bus-bandwidth factor ``f``.
+    num_ranks : int
+        Number of ranks ``n``.
+
+    Returns
+    -------
+    float
+        bytes/s; 0 for a zero-byte message.
+
+    Raises
+    ------
+    GpucommError
+        On a negative latency, a non-positive bandwidth or an unknown collective.
+
+    References
+    ----------
+    Busbw factor: nccl-tests ``doc/PERFORMANCE.md`` (v2.19.6). Ring cost: Thakur, Rabenseifner
+    and Gropp, "Optimization of Collective Communication Operations in MPICH" (IJHPCA 2005),
+    section 4 (reduce-scatter + all-gather: ``2(n-1)`` steps of ``S/n`` bytes).
+
+    Examples
+    --------
+    >>> alpha_beta_busbw_bytes_per_s(2**26, alpha_s=50e-6, busbw_bytes_per_s=1e9, collective="all_reduce", num_ranks=2)
+    999255496.6...
+    """
+    t = alpha_beta_time_s(msg_bytes, alpha_s=alpha_s, bw_bytes_per_s=busbw_bytes_per_s,
+                          collective=collective, num_ranks=num_ranks)
+    return busbw_factor(collective, num_ranks) * msg_bytes / t if t > 0 else 0.0
+
+
+def fit_alpha_beta(msg_bytes: Sequence[float], time_s: Sequence[float], *, collective: str,
+                   num_ranks: int) -> AlphaBetaFit:
+    """Least-squares fit of ``t = alpha + f * S / B`` to measured times.
+
+    Parameters
+    ----------
+    msg_bytes : sequence of float
+        Message sizes ``S`` in bytes (nccl-tests' size for the collective).
+    time_s : sequence of float
+        Measured time of one operation at each size, seconds (> 0).
+    collective : str
+        torch.distributed name, for the bus-bandwidth factor ``f``.
+    num_ranks : int
+        Number of ranks the times were measured on.
+
+    Returns
+    -------
+    AlphaBetaFit
+        ``alpha_s`` (seconds) and ``busbw_bytes_per_s`` (bytes/s), with the fit quality.
+
+    Raises
+    ------
+    GpucommError
+        Fewer than two sizes, lengths that differ, a non-positive time, a factor of 0
+        (e.g. all_reduce on one rank moves no data), or times that do not grow with size
+        (no bandwidth term to fit).
+
+    Notes
+    -----
+    The model is linear in ``alpha`` and ``beta = 1/B`` with regressor ``x = f S``. Each
+    residual is divided by its measured time, i.e. the fit minimises
+    ``sum(((t_i - alpha - beta x_i) / t_i)**2)`` (weights ``1/t_i**2`` in the normal
+    equations): relative errors, so 8-byte latencies count as much as 64 MiB transfers
+    instead of being swamped by them. If the unconstrained ``alpha`` comes out negative
+    it is set to 0 and ``beta`` refitted.
+
+    Examples
+    --------
+    >>> sizes = [8 * 4**k for k in range(12)]
+    >>> times = [20e-6 + 1.0 * s / 100e9 for s in sizes]   # all_reduce on 2 ranks: f = 1
+    >>> fit = fit_alpha_beta(sizes, times, collective="all_reduce", num_ranks=2)
+    >>> round(fit.alpha_s * 1e6, 6), round(fit.busbw_bytes_per_s / 1e9, 6)
+    (20.0, 100.0)
+    """
+    check_collective(collective)
+    sizes = [float(s) for s in msg_bytes]
+    times = [float(t) for t in time_s]
+    if len(sizes) != len(times):
+        raise GpucommError(f"msg_bytes has {len(sizes)} values but time_s has {len(times)}: expected the same length")
+    if len(sizes) < 2:
+        raise GpucommError(f"{len(sizes)} measurements cannot fit two parameters: expected at least 2 sizes")
+    for s, t in zip(sizes, times):
+        if not (s >= 0 and math.isfinite(s)):
+            raise GpucommError(f"message size {s!r} bytes is not valid: expected a finite number >= 0")
+        if not (t > 0 and math.isfinite(t)):
+            raise GpucommError(f"time {t!r} s at {s:.0f} bytes is not valid: expected a finite number of seconds > 0")
+    factor = busbw_factor(collective, num_ranks)
+    if factor == 0:
+        raise GpucommError(f"{collective} on {num_ranks} rank moves no data between ranks (busbw factor 0), so no "
+                           "bandwidth can be fitted: expected num_ranks >= 2")
+    xs = [factor * s for s in sizes]
+    scale = max(xs)
+    if scale == 0 or len(set(xs)) < 2:
+        raise GpucommError("all measurements have the same message size: expected at least 2 different sizes")
+    us = [x / scale for x in xs]  # scaled regressor in [0, 1] keeps the 2x2 system well conditioned
+    ws = [1.0 / (t * t) for t in times]
+    sw = sum(ws)
+    su = sum(w * u for w, u in zip(ws, us))
+    suu = sum(w * u * u for w, u in zip(ws, us))
+    st = sum(w * t for w, t in zip(ws, times))
+    sut = sum(w * u * t for w, u, t in zip(ws, us, times))
+    det = sw * suu - su * su
+    alpha = (suu * st - su * sut) / det if det > 0 else -1.0
+    slope = (sw * sut - su * st) / det if det > 0 else 0.0
+    if alpha < 0:  # latency cannot be negative: fit the bandwidth alone through the origin
+        alpha, slope = 0.0, sut / suu
+    if not slope > 0:
+        raise GpucommError("measured times do not grow with message size, so no bandwidth can be fitted: "
+                           "expected a sweep that reaches bandwidth-bound sizes (e.g. up to several MiB)")
+    bw = scale / slope
+    rel = [(t - (alpha + x / bw)) / t for x, t in zip(xs, times)]
+    rms = math.sqrt(sum(r * r for r in rel) / len(rel))
+    return AlphaBetaFit(alpha_s=alpha, busbw_bytes_per_s=bw, collective=collective, num_ranks=num_ranks,
+                        num_points=len(sizes), rms_rel_error=rms)
+
+
+def fit_sweep(records: Iterable[dict]) -> AlphaBetaFit:
+    """Fit the alpha-beta model to a sweep's result records (``msg_bytes``, ``time_s``, ...).
+
+    ``collective`` and ``num_ranks`` are read from the records, which must agree.
+
+    Raises
+    ------
+    GpucommError
+        If the records are empty, mix collectives or rank counts, or cannot be fitted.
+    """
+    rows = [r for r in records if r.get("record", "result") == "result"]
+    if not rows:
+        raise GpucommError("no result records to fit: expected the output of a sweep")
+    kinds = {(r["collective"], r["num_ranks"]) for r in rows}
+    if len(kinds) != 1:
+        raise GpucommError(f"records mix collectives or rank counts {sorted(kinds)}: expected one of each")
+    (collective, num_ranks), = kinds
+    return fit_alpha_beta([r["msg_bytes"] for r in rows], [r["time_s"] for r in rows],
+                          collective=collective, num_ranks=num_ranks)

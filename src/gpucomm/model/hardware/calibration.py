@@ -1,0 +1,150 @@
+"""Effective-vs-nominal factors and protocol latencies, each a named parameter with its source.
+
+Nominal link rates (:mod:`gpucomm.model.hardware.links`) are upper bounds. What NCCL reaches
+is lower (packet headers, flow control, synchronisation) and depends on message size.
+The model uses the parameters below; each one says where it comes from. Values
+"fitted" here are recomputed from the bundled measurements by the test suite
+(``tests/test_calibration.py``), so they cannot drift from their data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A model parameter: value, unit and the source it comes from."""
+
+    name: str
+    value: float
+    unit: str
+    source: str
+    notes: str
+
+
+RING_EFFICIENCY = {
+    "nvlink3": Parameter(
+        "ring_efficiency_nvlink3", 0.78, "fraction of nominal per-direction bandwidth",
+        "https://github.com/eugenesiow/LLM-Insights/blob/5aa5513ac34d0da5d0214e6939d06f77de00ab48/infrastructure/hardware/README.md",
+        "Large-message all_reduce busbw on DGX A100, 4 GPUs, 8 GiB: 234.72 GB/s / 300 GB/s = 0.782 (case C04). "
+        "Azure ND A100 v4, 8 GPUs: 231.58 / 300 = 0.772 (case C17)."),
+    "nvlink4": Parameter(
+        "ring_efficiency_nvlink4", 0.82, "fraction of nominal per-direction bandwidth",
+        "https://github.com/NVIDIA/nccl-tests/issues/212",
+        "NCCL maintainer: 450 GB/s line rate, ~370 GB/s effective with ~20% protocol overhead. "
+        "DGX H100, 4 GPUs, 8 GiB: 370.7 / 450 = 0.824 (case C06); 8x H200 with NVLS off: 367.6 / 450 = 0.817 (case C13)."),
+}
+"""Large-message ring busbw / nominal link bandwidth, per link with published measurements."""
+
+DEFAULT_NVLINK_RING_EFFICIENCY = Parameter(
+    "ring_efficiency_nvlink_default", 0.80, "fraction of nominal per-direction bandwidth",
+    "https://github.com/NVIDIA/nccl-tests/issues/212",
+    "For NVLink generations without a bundled measurement: the mean of the NVLink 3.0 (0.78) and 4.0 (0.82) values; "
+    "the NCCL maintainer's '~20% protocol overhead' gives the same.")
+
+PCIE_P2P_EFFICIENCY = Parameter(
+    "pcie_p2p_efficiency", 0.65, "fraction of nominal per-direction bandwidth",
+    "https://github.com/voipmonitor/rtx6kpro/blob/070506ff96a20039f71a067adcb250e8fe3414f8/hardware/pcie-bandwidth.md",
+    "Large-message all_reduce busbw with P2P over PCIe: 8x RTX PRO 6000 behind three PCIe 5.0 switches on one CPU, "
+    "41.1 GB/s / 63.0 GB/s = 0.652 (case P06), with NCCL_MIN_NCHANNELS=8 (the same page shows a dual-Turin host at "
+    "22.2 GB/s with NCCL's default channels at 32 MiB against 37.6 GB/s tuned). It combines PCIe packet overhead (a host-to-device copy over PCIe 5.0 "
+    "x16 reaches 55.4 GB/s = 88 %, https://github.com/stas00/ml-engineering/blob/master/network/README.md) with NCCL's "
+    "ring protocol cost, as RING_EFFICIENCY does for NVLink.")
+
+HOST_STAGED_EFFICIENCY = Parameter(
+    "host_staged_efficiency", 0.33, "fraction of nominal PCIe per-direction bandwidth",
+    "https://github.com/eugenesiow/LLM-Insights/blob/5aa5513ac34d0da5d0214e6939d06f77de00ab48/infrastructure/hardware/README.md",
+    "With P2P disabled or unsupported, NCCL stages every transfer through host memory (SHM transport): the sender copies "
+    "into a host buffer, the receiver copies out. DGX H100, 4 GPUs, NCCL_P2P_DISABLE=1, PCIe 5.0 x16 (63 GB/s): busbw "
+    "24.0 GB/s at 1 GiB falling to 20.0 GB/s at 8 GiB = 0.38-0.32 (case C07); we take 0.33. Not fitted to the seed's "
+    "PCIe 4.0 measurement, which is used to validate it.")
+
+LL_BASE_LATENCY_S = Parameter(
+    "ll_base_latency_s", 5.57e-6, "s",
+    "https://github.com/NVIDIA/nccl-tests/issues/123",
+    "Intercept of a least-squares line through DGX A100 ring all_reduce latency at 8 B vs number of ring steps "
+    "2(n-1), NCCL_ALGO=Ring, one channel (n = 2..8: 10 to 33.7 us). Covers launch and the fixed part of the protocol.")
+
+LL_STEP_LATENCY_S = Parameter(
+    "ll_step_latency_s", 1.98e-6, "s per ring step",
+    "https://github.com/NVIDIA/nccl-tests/issues/123",
+    "Slope of the same line: each of the 2(n-1) ring steps of an all_reduce adds ~2 us (NVLink + NVSwitch hop and flag "
+    "polling). NCCL's own tuner assumes 0.6 us hardware latency per NVLink step for LL (src/graph/tuning.cc).")
+
+LL_BW_FRACTION = Parameter(
+    "ll_bw_fraction", 0.5, "fraction of the Simple-protocol bandwidth",
+    "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
+    "NCCL's LL protocol writes each 8 bytes of data with 8 bytes of flags (src/include/device.h, ncclLLFifoLine), "
+    "so its tuner caps ring LL bandwidth at 0.5 x busBw (tuning.cc line 327).")
+
+SIMPLE_LATENCY_S = Parameter(
+    "simple_latency_s", 183e-6, "s",
+    "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
+    "Start-up cost of the bandwidth-optimised (Simple) protocol: the median of t - S_bus/B_peak over 16 MiB..1 GiB of the "
+    "Azure ND A100 v4 8-GPU busbw sweep (case C17), with B_peak its 8 GiB busbw. In Hockney's terms alpha = n_1/2 / B: "
+    "the message size at which half the peak busbw is reached is alpha x B (~40 MB on A100). NCCL's tuner assumes "
+    "far less (8.4 us base, src/graph/tuning.cc), because channel ramp-up and pipelining are not in its latency term.")
+
+
+LL_STEP_LATENCY_HOST_STAGED_S = Parameter(
+    "ll_step_latency_host_staged_s", 2.64e-6, "s per step",
+    "https://github.com/NVIDIA/nccl/issues/1530",
+    "Without P2P each step goes through host memory (SHM transport): 8x RTX 4090 on PCIe, 8 B all_reduce with "
+    "NCCL_ALGO=TREE takes 42.56 us (case C26). Inside one node NCCL's tree is a chain, 2(n-1) = 14 steps for 8 GPUs: "
+    "(42.56 - 5.57) / 14 = 2.64 us per step.")
+
+NVLS_EFFICIENCY = Parameter(
+    "nvls_efficiency", 0.689, "fraction of nominal per-direction NVLink bandwidth",
+    "https://github.com/stas00/ml-engineering/blob/c53741b8b7dcc17b152757f104398c6dd6f231b3/network/benchmarks/results/all-reduce-8xH200.md",
+    "NVLS all_reduce on 8x H200: algbw 275.58 GB/s at 16 GiB (case C13). With in-switch reduction each GPU's link carries "
+    "S (1 + 1/n) per direction (its share of every slice up to the switch, the reduced slices back by multicast), so the "
+    "efficiency is 275.58 x (1 + 1/8) / 450 = 0.689. It reproduces NCCL issue #1455's busbw for 5..8 GPUs (420/440/460/480 GB/s). "
+    "NCCL's tuner uses nvlsEfficiency 0.85 for Hopper (src/graph/tuning.cc) on a different bandwidth base.")
+
+NVLS_LATENCY_S = Parameter(
+    "nvls_latency_s", 93e-6, "s",
+    "https://github.com/stas00/ml-engineering/blob/c53741b8b7dcc17b152757f104398c6dd6f231b3/network/benchmarks/results/all-reduce-8xH200.md",
+    "Median of t - S (1 + 1/8) / B_nvls over 2 MiB..1 GiB of the 8x H200 sweep, where NCCL ran NVLS (case C13). "
+    "NCCL's tuner assumes 25 us NVLS hardware latency on NVLink (src/graph/tuning.cc).")
+
+NET_EFFICIENCY = Parameter(
+    "net_efficiency", 0.9, "fraction of nominal per-direction NIC bandwidth",
+    "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
+    "2 nodes x 8 H100 (GCP A3-Mega, 8 x 200 Gb/s NICs per node): all_reduce algbw 180.7 GB/s at 8 GiB against the "
+    "hierarchical bound of 8 NICs x 25 GB/s = 200 GB/s: 0.90 (case C08). Fitted on that one case, so C08 is in-sample.")
+
+
+NVLS_MIN_RANKS = {
+    "nvlink4": Parameter(
+        "nvls_min_ranks_nvlink4", 5, "GPUs",
+        "https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/network/README.md",
+        "NCCL picks NVLS on H100/H200 only from 5 GPUs; at 4 GPUs it runs Ring (363.3 GB/s both ways) (case C14; NCCL "
+        "issue #1455, case C11: NVLS same as ring for 2-4 GPUs)."),
+    "nvlink5": Parameter(
+        "nvls_min_ranks_nvlink5", 6, "GPUs",
+        "https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/network/README.md",
+        "On B200 NCCL switches to NVLS only from 6 GPUs (case C14)."),
+}
+"""Smallest GPU count for which NCCL's tuner chooses NVLS (``algorithm="auto"``)."""
+
+NET_STEP_LATENCY_S = Parameter(
+    "net_step_latency_s", 14.8e-6, "s per step between nodes",
+    "https://github.com/NVIDIA/dgx-spark-playbooks/pull/103",
+    "2x DGX Spark joined by one 200 Gb/s RoCE link: 8 KiB all_reduce takes 35.15 us (case C29); a ring of 2 nodes has "
+    "2 steps: (35.15 - 5.57) / 2 = 14.8 us per network step. NCCL's tuner assumes 2.7 us (LL) to 14 us (Simple) "
+    "hardware latency per network step (src/graph/tuning.cc). GPUDirect-TCPXO (case C08) is much slower (~120 us floor).")
+
+
+def all_parameters() -> list[Parameter]:
+    """Every calibration parameter, for documentation pages and source checks.
+
+    Returns
+    -------
+    list of Parameter
+        Each module-level :class:`Parameter` once, the per-link dicts' entries included
+        (:data:`RING_EFFICIENCY`, :data:`NVLS_MIN_RANKS`).
+    """
+    return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
+            LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
+            NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S]

@@ -1,0 +1,317 @@
+"""NVSwitch generations and whole systems (DGX/HGX, NVL72, PCIe boxes), with sources.
+
+A system entry says how its GPUs reach each other inside the box (``fabric``), how many of
+them share one NVLink domain, whether the switches can reduce in the network (NVLink SHARP,
+"NVLS"), and how the box reaches other boxes (scale-out NICs). GPU keys refer to
+:mod:`gpucomm.model.hardware.gpus`, NIC keys to :mod:`gpucomm.model.hardware.network`.
+
+Per-GPU NVLink bandwidth is set by the GPU's own links, not by the number of switch chips
+(18 x 25 GB/s per direction on H100 with 4 switches).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpucomm import GpucommError
+from gpucomm.model.catalog import lookup
+from gpucomm.model.units import GB
+
+FABRICS = ("nvswitch", "cube_mesh", "pcie", "pcie+bridge")
+"""Accepted values of :attr:`System.fabric`."""
+
+_NCCL_NVLS_DOC = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/docs/userguide/source/env.rst"
+_NVLS_NOTE = (f"NVLS: 'NVLink SHARP is available in third-generation NVSwitch systems (NVLink4) with Hopper and later' "
+              f"[V] NCCL env.rst line 1678 {_NCCL_NVLS_DOC} .")
+_NVSWITCH3_BLOG = ("https://developer.nvidia.com/blog/"
+                   "upgrading-multi-gpu-interconnectivity-with-the-third-generation-nvidia-nvswitch/")
+_NVLINK_AU = "https://www.nvidia.com/en-au/data-center/nvlink/"
+_STAS00 = "https://github.com/stas00/ml-engineering/blob/master/network/README.md"
+
+
+@dataclass(frozen=True)
+class NVSwitchGen:
+    """One NVSwitch chip generation.
+
+    Attributes
+    ----------
+    key : str
+        ``"nvswitch1"`` ... ``"nvswitch4"``.
+    name : str
+        Human name.
+    nvlink_gen : int
+        NVLink generation of its ports.
+    year : int
+        Year of the first system that used it (per the fact sheet's system table).
+    ports_per_chip : int
+        NVLink ports per switch chip.
+    port_bw_bytes_per_s : float
+        One port, one direction, in bytes/s (= one NVLink link of that generation).
+    chip_bidir_marketing_bytes_per_s : float
+        Whole chip, all ports, both directions added, bytes/s. Never used in a formula.
+    chips_per_8gpu_board : int
+        Switch chips on an 8-GPU baseboard.
+    nvls : bool
+        In-switch reduction and multicast (NVLink SHARP) available.
+    used_in : str
+        Systems built with it.
+    source : str
+        URL of the most primary source.
+    notes : str
+        Tags ([V]/[C]/[U]), secondary URLs, derivations.
+    """
+
+    key: str
+    name: str
+    nvlink_gen: int
+    year: int
+    ports_per_chip: int
+    port_bw_bytes_per_s: float
+    chip_bidir_marketing_bytes_per_s: float
+    chips_per_8gpu_board: int
+    nvls: bool
+    used_in: str
+    source: str
+    notes: str
+
+
+def _switch(gen: int, nvlink_gen: int, year: int, ports: int, port_dir_gb: float, chips: int, nvls: bool, used_in: str,
+            source: str, notes: str) -> NVSwitchGen:
+    return NVSwitchGen(
+        key=f"nvswitch{gen}", name=f"NVSwitch gen {gen} (NVLink {nvlink_gen}.0)", nvlink_gen=nvlink_gen, year=year,
+        ports_per_chip=ports, port_bw_bytes_per_s=float(port_dir_gb * GB),
+        chip_bidir_marketing_bytes_per_s=float(2 * ports * port_dir_gb * GB),  # all ports, both directions
+        chips_per_8gpu_board=chips, nvls=nvls, used_in=used_in, source=source, notes=notes)
+
+
+_NVSWITCH_LIST = (
+    _switch(1, 2, 2018, 18, 25, 6, False, "DGX-2 / HGX-2 (16 x V100)",
+            "https://labs.anandtech.com/show/12581/nvidia-develops-nvlink-switch-nvswitch-18-ports-for-dgx2-more",
+            ("18 ports, 900 GB/s aggregate (both directions) [C] AnandTech; 'each of the 18 ports runs at 50GB' (bidir) [C] "
+             "https://www.gamersnexus.net/news-pc/3270-nvidia-tesla-v100-accelerator-32gb-hbm2 ; 6 per baseboard, 12 per "
+             "DGX-2 [C] https://en.wikichip.org/w/index.php?diff=81834&oldid=77647&title=nvidia%2Fnvswitch (12 total: "
+             "DGX-2 datasheet [U]). No SHARP.")),
+    _switch(2, 3, 2020, 36, 25, 6, False, "DGX A100 / HGX A100",
+            "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/src/common/nvswitch/kernel/inc/lr10/lr10.h",
+            ("36 ports: NUM_NPORT_ENGINE_LR10 36 in NVIDIA's open kernel driver [V]. 1.8 TB/s per chip derived (36 x 50 GB/s "
+             "bidir). Six per board, 600 GB/s GPU-to-GPU, 4.8 TB/s total [C] https://jingchaozhang.github.io/A100-white-paper/ "
+             "(primary: NVIDIA Ampere architecture whitepaper [U]). No SHARP (NVLS needs NVLink4 + Hopper).")),
+    _switch(3, 4, 2022, 64, 25, 4, True, "DGX H100, HGX H100/H200/H800, DGX GH200", _NVSWITCH3_BLOG,
+            ("Multicast + SHARP, 256-GPU NVLink Switch System [V]. 64 ports: NUM_NPG_ENGINE_LS10 16 x 4 links [V] "
+             "https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/src/common/nvswitch/kernel/inc/ls10/ls10.h ; "
+             "3.2 TB/s full-duplex per chip [U] same blog. DGX H100: four chips, 3.6 TB/s bisection, 450 GB/s reduction "
+             f"bandwidth [C] {_STAS00} . {_NVLS_NOTE}")),
+    _switch(4, 5, 2024, 72, 50, 2, True, "HGX/DGX B200, B300; GB200/GB300 NVL72 (18 chips in 9 trays)", _NVLINK_AU,
+            ("'NVLink Switch features 144 NVLink ports with a non-blocking switching capacity of 14.4TB/s' per 2-chip "
+             "tray, SHARP engines in each switch [V]; 72 ports and 7.2 TB/s per chip derived (half a tray). Two chips per "
+             "HGX B200 baseboard [U] NVIDIA Fabric Manager guide sec. 1.6.4 "
+             "https://docs.nvidia.com/datacenter/tesla/pdf/fabric-manager-user-guide.pdf (8 GPUs x 18 links = 144 = 2 x 72). "
+             f"{_NVLS_NOTE}")),
+)
+
+NVSWITCHES: dict[str, NVSwitchGen] = {sw.key: sw for sw in _NVSWITCH_LIST}
+"""NVSwitch generations by key."""
+
+
+@dataclass(frozen=True)
+class System:
+    """A multi-GPU system: its GPUs, intra-node fabric, NVLink domain and scale-out NICs.
+
+    Attributes
+    ----------
+    key : str
+        Short identifier (``"dgx_h100"``).
+    name : str
+        Human name.
+    year : int or None
+        Year of introduction per the fact sheet; None for generic configurations.
+    num_gpus : int
+        GPUs in the entry (72 for an NVL72 rack).
+    gpu_key : str
+        Key in :data:`gpucomm.model.hardware.gpus.GPUS`.
+    fabric : str
+        ``"nvswitch"`` (all-to-all through switches), ``"cube_mesh"`` (direct NVLink, not
+        all-to-all), ``"pcie"`` (no NVLink) or ``"pcie+bridge"`` (NVLink bridges between pairs).
+    nvswitch_key : str or None
+        Key in :data:`NVSWITCHES`, None without switches.
+    nvswitch_chips : int
+        Switch chips in the entry (0 without switches).
+    nvlink_domain_size : int
+        GPUs reachable from one GPU over NVLink, itself included (1 without NVLink).
+    nvlink_all_to_all : bool
+        Every pair in the domain has an NVLink path of the same bandwidth (True with NVSwitch).
+    p2p : bool
+        CUDA peer-to-peer between GPUs is available (over NVLink or PCIe).
+    nvls : bool
+        NVLink SHARP (in-switch reduction) available.
+    num_nics : int or None
+        Scale-out (compute) NICs for the entry's ``num_gpus`` GPUs; storage/in-band NICs excluded.
+    nic_key : str or None
+        Key in :data:`gpucomm.model.hardware.network.NETWORKS`.
+    gpus_per_nic : float or None
+        ``num_gpus / num_nics``.
+    source : str
+        URL of the most primary source.
+    notes : str
+        Tags ([V]/[C]/[U]), secondary URLs, caveats.
+    """
+
+    key: str
+    name: str
+    year: int | None
+    num_gpus: int
+    gpu_key: str
+    fabric: str
+    nvswitch_key: str | None
+    nvswitch_chips: int
+    nvlink_domain_size: int
+    nvlink_all_to_all: bool
+    p2p: bool
+    nvls: bool
+    num_nics: int | None
+    nic_key: str | None
+    gpus_per_nic: float | None
+    source: str
+    notes: str
+
+
+def _system(key, name, year, num_gpus, gpu_key, fabric, *, nvswitch=None, chips=0, domain, all_to_all, p2p=True,
+            nics=None, nic=None, source, notes) -> System:
+    if fabric not in FABRICS:
+        raise GpucommError(f"fabric {fabric!r} is not valid: expected one of {', '.join(FABRICS)}")
+    nvls = NVSWITCHES[nvswitch].nvls if nvswitch else False
+    return System(key=key, name=name, year=year, num_gpus=num_gpus, gpu_key=gpu_key, fabric=fabric,
+                  nvswitch_key=nvswitch, nvswitch_chips=chips, nvlink_domain_size=domain, nvlink_all_to_all=all_to_all,
+                  p2p=p2p, nvls=nvls, num_nics=nics, nic_key=nic, gpus_per_nic=num_gpus / nics if nics else None,
+                  source=source, notes=notes)
+
+
+_CUBE_MESH_NOTE = ("Hybrid cube-mesh: GPUs at the corners of a cube, all 12 edges NVLink (some doubled), plus diagonals on two "
+                   "faces; not every GPU reaches every other over NVLink (a NUMA setup) [C] https://www.iitr.ac.in/dgx , "
+                   "AnandTech. nvidia-smi topo -m on a DGX-1V shows NV1/NV2 and SOC pairs [V] "
+                   "https://gist.github.com/ashwin/e139748bdba15f5af63f0146d01ee4c3 .")
+_HGX_NOTE = "The HGX baseboard has the same GPUs and NVSwitches; its NICs are chosen by the server maker."
+
+_SYSTEM_LIST = (
+    _system("dgx1_p100", "DGX-1 (P100)", 2016, 8, "p100_sxm2", "cube_mesh", domain=8, all_to_all=False, nics=4,
+            nic="ib_edr",
+            source="https://labs.anandtech.com/show/12581/nvidia-develops-nvlink-switch-nvswitch-18-ports-for-dgx2-more",
+            notes=(f"{_CUBE_MESH_NOTE} 4 x EDR 100 Gb/s InfiniBand, one per 2 GPUs [C] "
+                   "http://iptronics.com/solutions/machine-learning/nvidia.php .")),
+    _system("dgx1_v100", "DGX-1 (V100)", 2017, 8, "v100_sxm2", "cube_mesh", domain=8, all_to_all=False, nics=4,
+            nic="ib_edr", source="https://images.nvidia.com/content/pdf/dgx1-v100-system-architecture-whitepaper.pdf",
+            notes=(f"{_CUBE_MESH_NOTE} Some pairs have 2 links (NV2), others 1 (NV1), some none. 4 x EDR: DGX-1 V100 "
+                   "whitepaper [U] (the fact sheet gives it with http://).")),
+    _system("dgx2", "DGX-2 (16 x V100)", 2018, 16, "v100_sxm2", "nvswitch", nvswitch="nvswitch1", chips=12, domain=16,
+            all_to_all=True, nics=8, nic="ib_edr",
+            source="https://pcper.com/2018/03/nvidia-announces-dgx-2-with-16-gv100s-8-100gb-nics/",
+            notes=("16 GPUs in one NVSwitch domain, 'all-to-all communication between 16 GPUs' [C] NVIDIA NVLink page 2018, "
+                   "mirror http://www.langtun4.net.cn/en-us/data-center/nvlink/ ; 12 switch chips (6 per baseboard); "
+                   "8 x EDR 100 Gb/s [C] pcper. gpu_key is the closest catalog entry: the DGX-2 V100 module variant "
+                   "is not in the fact sheet (same NVLink: 6 links x 25 GB/s per direction).")),
+    _system("dgx_a100", "DGX A100 / HGX A100", 2020, 8, "a100_sxm4_40gb", "nvswitch", nvswitch="nvswitch2", chips=6,
+            domain=8, all_to_all=True, nics=8, nic="ib_hdr", source="https://docs.nvidia.com/dgx/dgxa100-user-guide/",
+            notes=("8 x ConnectX-6 HDR 200 Gb/s, DGX A100 user guide [U]; six gen-2 NVSwitches, 600 GB/s (bidir) per GPU. "
+                   f"Shipped with 40 GB GPUs, later 80 GB (a100_sxm4_80gb). {_HGX_NOTE}")),
+    _system("dgx_h100", "DGX H100 / HGX H100", 2022, 8, "h100_sxm5", "nvswitch", nvswitch="nvswitch3", chips=4,
+            domain=8, all_to_all=True, nics=8, nic="ib_ndr",
+            source="https://docs.nvidia.com/dgx-basepod/deployment-guide-dgx-basepod/latest/sriov.html",
+            notes=("BasePOD guide lists 8 IB compute devices per node [V]; 8 x ConnectX-7 400 Gb/s, one per GPU [C] "
+                   f"{_STAS00} . Four gen-3 NVSwitches. NVLink domain 8, up to 256 GPUs with the external NVLink Switch "
+                   f"System [V] {_NVSWITCH3_BLOG} . {_NVLS_NOTE} {_HGX_NOTE}")),
+    _system("dgx_h200", "DGX H200", 2024, 8, "h200_sxm", "nvswitch", nvswitch="nvswitch3", chips=4, domain=8,
+            all_to_all=True, nics=8, nic="ib_ndr",
+            source="https://docs.nvidia.com/dgx-basepod/deployment-guide-dgx-basepod/latest/sriov.html",
+            notes=("Same board design as DGX H100 with H200 GPUs: four gen-3 NVSwitches, 8 x ConnectX-7 400 Gb/s [C] "
+                   f"{_STAS00} ; BasePOD guide [V] covers DGX H100/H200. {_NVLS_NOTE}")),
+    _system("dgx_b200", "DGX B200 / HGX B200", 2024, 8, "b200_hgx", "nvswitch", nvswitch="nvswitch4", chips=2,
+            domain=8, all_to_all=True, nics=8, nic="ib_ndr", source="https://www.nvidia.com/en-us/data-center/dgx-b200/",
+            notes=("8 x ConnectX-7 400 Gb/s for compute (+2 BlueField-3 for storage/in-band, not counted) [U]; HGX B200 "
+                   "'Networking bandwidth 0.8 TB/s' [C] https://fibermall.com/blog/?p=17161 . 2 switch chips [U] Fabric "
+                   f"Manager guide. ConnectX-7 at 400 Gb/s may run NDR InfiniBand or 400GbE. {_NVLS_NOTE} {_HGX_NOTE}")),
+    _system("gb200_nvl72", "GB200 NVL72 (rack)", 2024, 72, "b200_gb200", "nvswitch", nvswitch="nvswitch4", chips=18,
+            domain=72, all_to_all=True, nics=72, nic="ib_ndr",
+            source="https://docs.nvidia.com/base-command-manager/product-manuals/nvidia-mission-control/nvlink",
+            notes=("72 B200 + 36 Grace; 9 NVLink switch trays [V] x 2 chips = 18. NVLink domain 72 (NVIDIA: up to 576 "
+                   f"multi-rack) [V] {_NVLINK_AU} ; its '130TB/s' is 72 x 1.8 TB/s bidir per GPU summed, not bisection. "
+                   "Compute tray: 4 x ConnectX-7 400 Gb/s for 4 GPUs [C] stas00 citing "
+                   "https://docs.nvidia.com/dgx/dgxgb200-user-guide/networking.html ; 72 NICs derived (one per GPU). "
+                   f"{_NVLS_NOTE}")),
+    _system("pcie_8x_rtx4090", "8 x RTX 4090 on PCIe 4.0 (no P2P)", None, 8, "rtx_4090", "pcie", domain=1,
+            all_to_all=False, p2p=False, source="https://github.com/NVIDIA/nccl-tests/issues/117",
+            notes=("Generic workstation/server configuration, not a vendor product. GeForce RTX 40 exposes no CUDA P2P: NCCL "
+                   "runs hang unless P2P is disabled, so traffic is staged through host memory (SHM) [C] nccl-tests#117, "
+                   "https://github.com/huggingface/accelerate/issues/2328 . PCIe 4.0 x16 per GPU. NICs not specified.")),
+    _system("pcie_8x_a40_bridged", "8 x A40 in NVLink-bridged pairs", None, 8, "a40", "pcie+bridge", domain=2,
+            all_to_all=False, source="https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf",
+            notes=("Generic configuration, not a vendor product: four pairs, each joined by an NVLink bridge "
+                   "(112.5 GB/s bidir, 56.25 GB/s per direction) [C] A40 product brief "
+                   "http://www.relationship-nepal.org/900-2g133-0000-000.html ; pairs talk to each other over PCIe "
+                   "(generation not in the fact sheet). p2p=True means within a pair over NVLink; whether P2P also crosses "
+                   "PCIe between pairs depends on the platform (ACS/IOMMU) and is not in the fact sheet. "
+                   "NICs not specified.")),
+)
+
+SYSTEMS: dict[str, System] = {system.key: system for system in _SYSTEM_LIST}
+"""All systems by key."""
+
+_ALIASES = {"hgx_a100": "dgx_a100", "hgx_h100": "dgx_h100", "hgx_b200": "dgx_b200", "nvl72": "gb200_nvl72"}
+
+
+def get_nvswitch(key: str | NVSwitchGen) -> NVSwitchGen:
+    """Look up an NVSwitch generation by key (case-insensitive).
+
+    Parameters
+    ----------
+    key : str or NVSwitchGen
+        Key of :data:`NVSWITCHES` (``"nvswitch3"``), or an entry (returned unchanged).
+
+    Returns
+    -------
+    NVSwitchGen
+        The catalog entry.
+
+    Raises
+    ------
+    GpucommError
+        If the key is unknown; the message lists the accepted keys.
+
+    Examples
+    --------
+    >>> get_nvswitch("nvswitch3").ports_per_chip
+    64
+    >>> get_nvswitch("nvswitch3").nvls
+    True
+    """
+    return lookup(NVSWITCHES, key, what='NVSwitch generation', entry_type=NVSwitchGen)
+
+
+def get_system(key: str | System) -> System:
+    """Look up a system by key (case-insensitive; ``hgx_*`` names the matching DGX entry).
+
+    Parameters
+    ----------
+    key : str or System
+        Key of :data:`SYSTEMS` (``"dgx_h100"``, ``-`` or ``_``), an alias (``hgx_a100``, ``hgx_h100``,
+        ``hgx_b200``, ``nvl72``), or an entry (returned unchanged).
+
+    Returns
+    -------
+    System
+        The catalog entry.
+
+    Raises
+    ------
+    GpucommError
+        If the key is unknown; the message lists the accepted keys.
+
+    Examples
+    --------
+    >>> get_system("dgx_h100").nvls
+    True
+    >>> get_system("hgx_a100").nvlink_domain_size
+    8
+    >>> get_system("gb200_nvl72").gpus_per_nic
+    1.0
+    """
+    return lookup(SYSTEMS, key, what='system', entry_type=System, aliases=_ALIASES, dashes_as_underscores=True)

@@ -1,0 +1,527 @@
+"""Planning helpers: serving configurations, latency budgets, training compute and memory, system choice.
+
+These functions combine the model layer (:mod:`gpucomm.model.tp`, :mod:`gpucomm.model.training`,
+:mod:`gpucomm.model.cost`, the hardware catalog) into the quantities a reader sizing a
+deployment asks for: does it fit, how many tokens per second per user and per GPU, what
+share of the time is communication, how long a training step communicates. They add no
+new communication model; the formulas they do add (training FLOPs, training memory) are
+stated with their source in each docstring.
+
+Like the rest of the model layer, this module imports neither plotly nor torch.
+
+References
+----------
+Kaplan et al., "Scaling Laws for Neural Language Models", arXiv:2001.08361, sec. 2.1:
+training compute C ~ 6 N per token (2 N forward, 4 N backward).
+Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+SC'20, arXiv:1910.02054, sec. 3.1 and Fig. 1: mixed-precision Adam holds 2 + 2 + 12 = 16 bytes
+per parameter; ZeRO-3 divides all of it by the data-parallel degree.
+Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, Table 4: 38-43 % BF16 MFU on
+8,192-16,384 H100 GPUs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpucomm import GpucommError
+from gpucomm.model.hardware.gpus import get_gpu
+from gpucomm.model.hardware.nvswitch import System, get_system
+from gpucomm.model.tp import TPStep, get_model, tp_step
+from gpucomm.model.training import STRATEGIES, StepComm, model_params, step_comm
+
+ADAM_MIXED_PRECISION_BYTES_PER_PARAM = 16
+"""fp16/bf16 weights (2) + fp16/bf16 gradients (2) + fp32 master weights, momentum and variance (12): ZeRO, sec. 3.1."""
+
+TRAINING_FLOPS_PER_PARAM_PER_TOKEN = 6
+"""2 FLOPs per weight per token in the forward pass, 4 in the backward pass (Kaplan et al. 2020, sec. 2.1)."""
+
+BACKWARD_SHARE_OF_COMPUTE = 4 / 6
+"""Backward pass share of a training step's FLOPs (4 of the 6 per parameter and token): the window in which
+data-parallel gradient all_reduces can overlap compute (PyTorch DDP bucketing, Li et al., VLDB 2020, arXiv:2006.15704)."""
+
+LLAMA3_MFU = 0.40
+"""Model FLOP/s utilization assumed for training: Llama 3 reports 38-43 % BF16 MFU on 8K-16K H100s
+(arXiv:2407.21783, Table 4); 0.40 sits in that range."""
+
+OVERLAPPABLE_STRATEGIES = ("dp", "fsdp")
+"""Strategies whose communication frameworks overlap with compute: DP's bucketed gradient all_reduce runs during
+the backward pass (Li et al., arXiv:2006.15704, sec. 3.2.3); FSDP prefetches the next layer's all_gather (Zhao et al.,
+arXiv:2304.11277, sec. 3.3). Megatron TP all_reduces sit between dependent matrix multiplies (arXiv:1909.08053,
+Fig. 3) and pipeline sends start a stage's work, so those stay exposed here."""
+
+
+@dataclass(frozen=True)
+class ServingConfig:
+    """A GPU and how the GPUs of one TP group reach each other.
+
+    Attributes
+    ----------
+    label : str
+        Name shown in tables and legends.
+    gpu : str
+        Key in :data:`gpucomm.model.hardware.gpus.GPUS`.
+    link : str
+        Key in :data:`gpucomm.model.hardware.links.LINKS` (the TP GPUs' link).
+    p2p : bool
+        False: P2P unavailable, transfers staged through host memory (PCIe only).
+    fabric : dict
+        Extra keywords for :func:`gpucomm.model.cost.collective_cost` (``algorithm``, ``topology``, ``mesh_size``).
+    max_tp : int
+        Largest TP degree the configuration offers (its GPUs per NVLink domain or per box).
+    """
+
+    label: str
+    gpu: str
+    link: str
+    p2p: bool = True
+    fabric: dict = field(default_factory=dict)
+    max_tp: int = 8
+
+    def step(self, model: str, *, tp_size: int, **kwargs) -> TPStep:
+        """:func:`gpucomm.model.tp.tp_step` for this configuration.
+
+        Parameters
+        ----------
+        model : str
+            Model preset.
+        tp_size : int
+            TP degree.
+        **kwargs
+            Other keywords of :func:`gpucomm.model.tp.tp_step` (``phase``, ``batch``, ``prompt_len``...).
+
+        Returns
+        -------
+        TPStep
+        """
+        return tp_step(model, gpu=self.gpu, tp_size=tp_size, link=self.link, p2p=self.p2p, **self.fabric, **kwargs)
+
+
+def system_serving_config(system: str | System, *, max_tp: int | None = None) -> ServingConfig:
+    """The :class:`ServingConfig` of a catalog system: its GPU and the link between its GPUs.
+
+    Parameters
+    ----------
+    system : str or System
+        Key in :data:`gpucomm.model.hardware.nvswitch.SYSTEMS`.
+    max_tp : int, optional
+        Largest TP degree to offer (default: the system's NVLink domain, or its GPU count for PCIe boxes,
+        capped at 8, the usual TP limit: the attention heads of the presets are divisible by 8 and TP
+        beyond one node's worth of GPUs is rarely used).
+
+    Returns
+    -------
+    ServingConfig
+
+    Raises
+    ------
+    GpucommError
+        Unknown system; a fabric the TP model cannot describe (cube-mesh, bridged pairs), or a GPU without
+        an NVLink or PCIe generation in the catalog.
+
+    Examples
+    --------
+    >>> c = system_serving_config("dgx_h100")
+    >>> c.gpu, c.link, c.p2p, c.max_tp
+    ('h100_sxm5', 'nvlink4', True, 8)
+    >>> c = system_serving_config("pcie_8x_rtx4090")
+    >>> c.link, c.p2p
+    ('pcie4', False)
+    """
+    sys_ = get_system(system)
+    gpu = get_gpu(sys_.gpu_key)
+    if sys_.fabric == "nvswitch":
+        if not gpu.nvlink_gen:
+            raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has no NVLink generation in the catalog")
+        link = f"nvlink{gpu.nvlink_gen}"
+        domain = sys_.nvlink_domain_size
+    elif sys_.fabric == "pcie":
+        if not gpu.pcie_gen:
+            raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has no PCIe generation in the catalog")
+        link = f"pcie{gpu.pcie_gen}"
+        domain = sys_.num_gpus
+    else:
+        raise GpucommError(f"system {sys_.key!r} has fabric {sys_.fabric!r}: expected nvswitch or pcie "
+                           "(cube-mesh and bridged pairs are not all-to-all)")
+    return ServingConfig(sys_.name, gpu.key, link, p2p=sys_.p2p, max_tp=max_tp or min(domain, 8))
+
+
+@dataclass(frozen=True)
+class BudgetPoint:
+    """The best batch under a per-user speed budget. Rates in tokens/s."""
+
+    batch: int
+    step: TPStep
+    tokens_per_s_per_user: float
+    tokens_per_s_per_gpu: float
+
+
+def max_batch_within_budget(model: str, config: ServingConfig, *, tp_size: int, min_tokens_per_s_per_user: float,
+                            max_batch: int = 4096, prompt_len: int = 1024, context_len: int | None = None,
+                            dtype: str = "fp16") -> BudgetPoint | None:
+    """Largest decode batch that still gives every user ``min_tokens_per_s_per_user`` and fits in memory.
+
+    Cloud services fix a per-user speed (a latency budget) and batch as many users as that allows, to
+    maximise tokens/s per GPU (NVIDIA, "NVLink and NVSwitch supercharge LLM inference", Table 2). Per-user
+    speed falls as the batch grows (more KV cache to read, bigger all_reduces), so the largest admissible
+    batch is found by bisection.
+
+    Parameters
+    ----------
+    model : str
+        Model preset.
+    config : ServingConfig
+        GPU and link.
+    tp_size : int
+        TP degree.
+    min_tokens_per_s_per_user : float
+        The budget, tokens/s per user, > 0.
+    max_batch : int
+        Largest batch considered.
+    prompt_len, context_len, dtype
+        As :func:`gpucomm.model.tp.tp_step` (decode phase).
+
+    Returns
+    -------
+    BudgetPoint or None
+        None when even a batch of 1 misses the budget or does not fit in memory.
+
+    Raises
+    ------
+    GpucommError
+        Non-positive budget, ``max_batch`` < 1, or any error of :func:`gpucomm.model.tp.tp_step`.
+
+    Examples
+    --------
+    >>> h100 = ServingConfig("H100 SXM", "h100_sxm5", "nvlink4")
+    >>> p = max_batch_within_budget("llama-3-70b", h100, tp_size=4, min_tokens_per_s_per_user=40)
+    >>> p.tokens_per_s_per_user >= 40
+    True
+    """
+    if not min_tokens_per_s_per_user > 0:
+        raise GpucommError(f"budget {min_tokens_per_s_per_user!r} tokens/s per user is not valid: expected > 0")
+    if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+        raise GpucommError(f"max batch {max_batch!r} is not valid: expected a positive integer")
+
+    def step(batch: int) -> TPStep:
+        return config.step(model, tp_size=tp_size, phase="decode", batch=batch, prompt_len=prompt_len,
+                           context_len=context_len, dtype=dtype)
+
+    def ok(s: TPStep) -> bool:
+        return s.fits_memory and s.tokens_per_s_per_user >= min_tokens_per_s_per_user
+
+    if not ok(step(1)):
+        return None
+    lo, hi = 1, max_batch
+    while lo < hi:  # per-user speed and memory fit both get worse as the batch grows: monotone
+        mid = (lo + hi + 1) // 2
+        if ok(step(mid)):
+            lo = mid
+        else:
+            hi = mid - 1
+    best = step(lo)
+    return BudgetPoint(lo, best, best.tokens_per_s_per_user, best.tokens_per_s_per_gpu)
+
+
+@dataclass(frozen=True)
+class ServingEstimate:
+    """Serving one model on one TP group: memory, speed, communication. Times in s, rates in tokens/s."""
+
+    config: ServingConfig
+    model: str
+    tp_size: int
+    batch: int
+    fits_memory: bool
+    mem_bytes_per_gpu: float
+    gpu_mem_bytes: float | None
+    decode: TPStep
+    prefill: TPStep
+    tokens_per_s_per_user: float
+    tokens_per_s_per_gpu: float
+    decode_comm_share: float
+    time_to_first_token_s: float
+    """Prefill of one batch of prompts (communication included, no queueing)."""
+
+
+def serving_estimate(model: str, config: ServingConfig, *, tp_size: int, batch: int = 1, prompt_len: int = 1024,
+                     dtype: str = "fp16") -> ServingEstimate:
+    """Decode and prefill of one TP group, summarised for a decision table.
+
+    Parameters
+    ----------
+    model : str
+        Model preset.
+    config : ServingConfig
+        GPU and link.
+    tp_size : int
+        TP degree.
+    batch : int
+        Concurrent sequences.
+    prompt_len : int
+        Prompt tokens per sequence; decode reads a KV cache of that length.
+    dtype : str
+        Weights, activations and KV cache dtype.
+
+    Returns
+    -------
+    ServingEstimate
+
+    Raises
+    ------
+    GpucommError
+        Any error of :func:`gpucomm.model.tp.tp_step`.
+
+    Examples
+    --------
+    >>> e = serving_estimate("llama-3-8b", ServingConfig("RTX 4090", "rtx_4090", "pcie4", p2p=False), tp_size=1)
+    >>> e.fits_memory, e.decode_comm_share
+    (True, 0.0)
+    """
+    dec = config.step(model, tp_size=tp_size, phase="decode", batch=batch, prompt_len=prompt_len, dtype=dtype)
+    pre = config.step(model, tp_size=tp_size, phase="prefill", batch=batch, prompt_len=prompt_len, dtype=dtype)
+    return ServingEstimate(config, get_model(model).key, tp_size, batch, dec.fits_memory, dec.mem_bytes_per_gpu,
+                           get_gpu(config.gpu).mem_bytes, dec, pre, dec.tokens_per_s_per_user, dec.tokens_per_s_per_gpu,
+                           dec.comm_share, pre.step_s)
+
+
+# --- training ---------------------------------------------------------------------------------------------
+
+def training_compute_s(model: str, *, gpu: str, num_gpus: int, global_batch_tokens: int, mfu: float = LLAMA3_MFU) -> float:
+    """Compute time of one training step, in s: ``6 x params x tokens / (num_gpus x peak x mfu)``.
+
+    Parameters
+    ----------
+    model : str
+        Model preset (``params`` = :func:`gpucomm.model.training.model_params`).
+    gpu : str
+        GPU key; its dense BF16 (else FP16) tensor FLOP/s is the peak.
+    num_gpus : int
+        GPUs sharing the step's work, >= 1.
+    global_batch_tokens : int
+        Tokens per optimizer step, >= 1.
+    mfu : float
+        Model FLOP/s utilization, 0 < mfu <= 1 (default :data:`LLAMA3_MFU`).
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Raises
+    ------
+    GpucommError
+        Unknown model or GPU, a GPU without FLOP/s in the catalog, counts below 1, mfu outside (0, 1].
+
+    Notes
+    -----
+    6 FLOPs per parameter per token (Kaplan et al., arXiv:2001.08361, sec. 2.1), attention FLOPs neglected.
+
+    Examples
+    --------
+    >>> round(training_compute_s("llama-3-8b", gpu="h100_sxm5", num_gpus=8, global_batch_tokens=8 * 8192), 2)
+    1.0
+    """
+    spec = get_gpu(gpu)
+    peak = spec.peak_16bit_flops_per_s
+    if not peak:
+        raise GpucommError(f"GPU {spec.key!r} has no dense FP16/BF16 FLOP/s in the catalog: expected a GPU with one")
+    for name, value in (("number of GPUs", num_gpus), ("global batch tokens", global_batch_tokens)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
+    if not 0 < mfu <= 1:
+        raise GpucommError(f"MFU {mfu!r} is not valid: expected 0 < mfu <= 1")
+    flops = TRAINING_FLOPS_PER_PARAM_PER_TOKEN * model_params(model) * global_batch_tokens
+    return flops / (num_gpus * peak * mfu)
+
+
+def training_memory_bytes_per_gpu(model: str, strategy: str, *, num_gpus: int) -> float:
+    """Weights, gradients and Adam state per GPU (activations excluded), in bytes.
+
+    ``dp``: every GPU holds all 16 bytes per parameter. ``fsdp`` (ZeRO-3), ``tp`` and ``pp``: the 16 bytes
+    per parameter are split over ``num_gpus``.
+
+    Parameters
+    ----------
+    model : str
+        Preset key of :data:`gpucomm.model.tp.MODELS`.
+    strategy : {"dp", "fsdp", "pp", "tp"}
+        Training strategy, as :func:`gpucomm.model.training.step_comm`.
+    num_gpus : int
+        GPUs the state is split over (ignored for ``dp``), >= 1.
+
+    Returns
+    -------
+    float
+        ``16 x Psi`` bytes for ``dp``, ``16 x Psi / num_gpus`` otherwise, with ``Psi`` from
+        :func:`gpucomm.model.training.model_params` and 16 bytes per parameter for mixed-precision Adam
+        (:data:`ADAM_MIXED_PRECISION_BYTES_PER_PARAM`, ZeRO arXiv:1910.02054, sec. 3.1). The even split
+        is ZeRO-3's (sec. 5.3); for TP and PP it assumes every GPU holds an equal share of the layers.
+
+    Raises
+    ------
+    GpucommError
+        Unknown strategy or model; ``num_gpus`` < 1.
+
+    Examples
+    --------
+    ZeRO's example (sec. 3.1): a 7.5 B-parameter model needs 120 GB with plain DP.
+
+    >>> round(training_memory_bytes_per_gpu("llama-3-8b", "dp", num_gpus=8) / 1e9)
+    128
+    >>> round(training_memory_bytes_per_gpu("llama-3-8b", "fsdp", num_gpus=8) / 1e9)
+    16
+    """
+    if strategy not in STRATEGIES:
+        raise GpucommError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
+    if isinstance(num_gpus, bool) or not isinstance(num_gpus, int) or num_gpus < 1:
+        raise GpucommError(f"number of GPUs {num_gpus!r} is not valid: expected a positive integer")
+    total = ADAM_MIXED_PRECISION_BYTES_PER_PARAM * model_params(model)
+    return total if strategy == "dp" else total / num_gpus
+
+
+@dataclass(frozen=True)
+class TrainingCommEstimate:
+    """One strategy's communication in one training step, next to the step's compute. Times in s."""
+
+    strategy: str
+    comm: StepComm
+    compute_s: float
+    exposed_s: float
+    """Communication left visible: all of it, or what exceeds the backward pass when overlapped."""
+    overlapped: bool
+    mem_bytes_per_gpu: float
+
+
+def training_comm_estimate(model: str, strategy: str, *, gpu: str, link: str, num_gpus: int, tokens_per_gpu: int = 8192,
+                           seq_len: int = 8192, p2p: bool = True, overlap: bool = False, mfu: float = LLAMA3_MFU,
+                           **fabric) -> TrainingCommEstimate:
+    """Communication of one training step for one strategy, with overlap against the backward pass.
+
+    Parameters
+    ----------
+    model, strategy : str
+        As :func:`gpucomm.model.training.step_comm`.
+    gpu : str
+        GPU key (sets the compute time).
+    link : str
+        The GPUs' link.
+    num_gpus : int
+        GPUs in the group, >= 2.
+    tokens_per_gpu : int
+        Tokens each GPU's share of the step holds (weak scaling: the global batch is ``num_gpus x tokens_per_gpu``).
+    seq_len : int
+        Sequence length (pipeline micro-batches of one sequence).
+    p2p : bool
+        False: P2P unavailable, staged through host memory (PCIe only).
+    overlap : bool
+        Overlap communication with the backward pass, for :data:`OVERLAPPABLE_STRATEGIES` only.
+    mfu : float
+        For the compute time (:func:`training_compute_s`).
+    **fabric
+        Passed to :func:`gpucomm.model.training.step_comm`.
+
+    Returns
+    -------
+    TrainingCommEstimate
+
+    Raises
+    ------
+    GpucommError
+        Any error of :func:`gpucomm.model.training.step_comm` or :func:`training_compute_s`.
+
+    Examples
+    --------
+    >>> e = training_comm_estimate("llama-3-8b", "dp", gpu="h100_sxm5", link="nvlink4", num_gpus=8, overlap=True)
+    >>> e.exposed_s < e.comm.time_s
+    True
+    """
+    tokens = num_gpus * tokens_per_gpu
+    compute = training_compute_s(model, gpu=gpu, num_gpus=num_gpus, global_batch_tokens=tokens, mfu=mfu)
+    comm = step_comm(model, strategy, num_gpus=num_gpus, link=link, global_batch_tokens=tokens, seq_len=seq_len,
+                     p2p=p2p, **fabric)
+    hide = overlap and strategy in OVERLAPPABLE_STRATEGIES
+    exposed = max(0.0, comm.time_s - BACKWARD_SHARE_OF_COMPUTE * compute) if hide else comm.time_s
+    return TrainingCommEstimate(strategy, comm, compute, exposed, hide,
+                                training_memory_bytes_per_gpu(model, strategy, num_gpus=num_gpus))
+
+
+@dataclass(frozen=True)
+class HybridStepEstimate:
+    """TP inside each node, DP across nodes: one training step. Times in s."""
+
+    tp: StepComm
+    dp: StepComm
+    compute_s: float
+    comm_s: float
+    exposed_s: float
+    comm_share: float
+    """Exposed communication / (compute + exposed communication)."""
+
+
+def hybrid_step_estimate(model: str, *, gpu: str, link: str, num_nodes: int, network: str, gpus_per_node: int = 8,
+                         nics_per_node: int | None = None, global_batch_tokens: int = 16 * 2**20, seq_len: int = 8192,
+                         overlap_dp: bool = True, mfu: float = LLAMA3_MFU) -> HybridStepEstimate:
+    """One pre-training step with TP over the GPUs of a node and DP across ``num_nodes`` nodes.
+
+    Parameters
+    ----------
+    model : str
+        Model preset.
+    gpu, link : str
+        GPU and intra-node link.
+    num_nodes : int
+        Nodes (= DP replicas), >= 2.
+    network : str
+        Scale-out port type (:data:`gpucomm.model.hardware.network.NETWORKS`).
+    gpus_per_node : int
+        TP degree, >= 2.
+    nics_per_node : int, optional
+        Scale-out NICs per node (default one per GPU).
+    global_batch_tokens : int
+        Tokens per optimizer step (default 16 Mi, Llama 3 405B's batch, arXiv:2407.21783 Table 4).
+    seq_len : int
+        Sequence length.
+    overlap_dp : bool
+        Overlap the DP all_reduce with the backward pass.
+    mfu : float
+        For the compute time.
+
+    Returns
+    -------
+    HybridStepEstimate
+
+    Raises
+    ------
+    GpucommError
+        Fewer than 2 nodes or GPUs per node; a batch smaller than one sequence per node; errors of the callees.
+
+    Notes
+    -----
+    TP: :func:`gpucomm.model.training.step_comm` with ``"tp"`` over ``global_batch_tokens / num_nodes`` tokens per
+    node. DP: each GPU all_reduces the gradients of its 1/``gpus_per_node`` shard with the same-rank GPU of
+    every other node (one rail). All ``gpus_per_node`` rails run at once and share the node's NICs: that is the
+    network stage of a hierarchical all_reduce of the full gradient over all GPUs, which
+    :func:`gpucomm.model.training.step_comm` with ``"dp"`` and ``num_nodes`` computes (its intra-node
+    reduce-scatter/all-gather, pipelined with the network stage, adds little).
+
+    Examples
+    --------
+    >>> e = hybrid_step_estimate("llama-3-70b", gpu="h100_sxm5", link="nvlink4", num_nodes=16, network="ib_ndr")
+    >>> 0 < e.comm_share < 1
+    True
+    """
+    for name, value, minimum in (("number of nodes", num_nodes, 2), ("GPUs per node", gpus_per_node, 2)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise GpucommError(f"{name} {value!r} is not valid: expected an integer >= {minimum}")
+    per_node = global_batch_tokens // num_nodes
+    if per_node < seq_len:
+        raise GpucommError(f"global batch of {global_batch_tokens} tokens over {num_nodes} nodes is less than one "
+                           f"{seq_len}-token sequence per node: expected at least {num_nodes * seq_len} tokens")
+    num_gpus = num_nodes * gpus_per_node
+    compute = training_compute_s(model, gpu=gpu, num_gpus=num_gpus, global_batch_tokens=global_batch_tokens, mfu=mfu)
+    tp = step_comm(model, "tp", num_gpus=gpus_per_node, link=link, global_batch_tokens=per_node, seq_len=seq_len)
+    dp = step_comm(model, "dp", num_gpus=num_gpus, link=link, num_nodes=num_nodes, network=network,
+                   nics_per_node=nics_per_node)
+    dp_exposed = max(0.0, dp.time_s - BACKWARD_SHARE_OF_COMPUTE * compute) if overlap_dp else dp.time_s
+    exposed = tp.time_s + dp_exposed
+    return HybridStepEstimate(tp, dp, compute, tp.time_s + dp.time_s, exposed, exposed / (compute + exposed))

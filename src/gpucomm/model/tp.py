@@ -1,0 +1,552 @@
+"""Tensor-parallel (TP) communication of a transformer, Megatron style.
+
+In Megatron-LM tensor parallelism each transformer layer splits its attention and its
+MLP so that, in the forward pass, each ends with one all_reduce of the layer's
+activations: two all_reduces per layer (Shoeybi et al., "Megatron-LM", arXiv:1909.08053,
+sec. 3, Fig. 3: operators f and g). Each all_reduce carries the full activation tensor
+``tokens x hidden_size`` in the activation dtype.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpucomm import GpucommError
+from gpucomm.model.catalog import lookup
+from gpucomm.model.cost import CollectiveCost, collective_cost
+from gpucomm.model.hardware import Link
+
+DTYPE_BYTES = {"fp32": 4, "float32": 4, "fp16": 2, "float16": 2, "bf16": 2, "bfloat16": 2, "fp8": 1}
+"""Bytes per element of the activation dtypes."""
+
+ALL_REDUCES_PER_LAYER_FORWARD = 2
+"""Megatron-LM TP forward: one all_reduce after attention, one after the MLP (arXiv:1909.08053, Fig. 3)."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The transformer shape that sets TP communication (fields as in Hugging Face ``config.json``)."""
+
+    key: str
+    name: str
+    num_layers: int
+    hidden_size: int
+    intermediate_size: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    vocab_size: int
+    source: str
+
+
+MODELS: dict[str, ModelConfig] = {
+    m.key: m
+    for m in (
+        ModelConfig("llama-3-8b", "Llama 3 / 3.1 8B", 32, 4096, 14336, 32, 8, 128256,
+                    "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"),
+        ModelConfig("llama-3-70b", "Llama 3 / 3.1 / 3.3 70B", 80, 8192, 28672, 64, 8, 128256,
+                    "https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json"),
+        ModelConfig("llama-3.1-405b", "Llama 3.1 405B", 126, 16384, 53248, 128, 8, 128256,
+                    "https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json"),
+    )
+}
+"""Model presets; each cites its Hugging Face config (gated; values checked in verbatim copies)."""
+
+
+def get_model(key: str | ModelConfig) -> ModelConfig:
+    """Look up a model preset by key (case-insensitive); a :class:`ModelConfig` is returned unchanged.
+
+    Parameters
+    ----------
+    key : str or ModelConfig
+        Key of :data:`MODELS` (``"llama-3-70b"``) or a config.
+
+    Returns
+    -------
+    ModelConfig
+        The preset, whose values come from the Hugging Face ``config.json`` in its ``source``.
+
+    Raises
+    ------
+    GpucommError
+        If the key is unknown; the message lists the accepted keys.
+    """
+    return lookup(MODELS, key, what='model', entry_type=ModelConfig)
+
+
+def dtype_bytes(dtype: str) -> int:
+    """Bytes per element of ``dtype``.
+
+    Parameters
+    ----------
+    dtype : str
+        A key of :data:`DTYPE_BYTES`: ``fp32``/``float32``, ``fp16``/``float16``, ``bf16``/``bfloat16``
+        or ``fp8`` (exact spelling).
+
+    Returns
+    -------
+    int
+        4, 2 or 1 bytes: IEEE 754 binary32 and binary16, bfloat16 (16 bits) and FP8 (E4M3/E5M2,
+        Micikevicius et al., "FP8 Formats for Deep Learning", arXiv:2209.05433).
+
+    Raises
+    ------
+    GpucommError
+        If the dtype is unknown; the message lists the accepted names.
+    """
+    if dtype not in DTYPE_BYTES:
+        raise GpucommError(f"unknown dtype {dtype!r}: expected one of {', '.join(DTYPE_BYTES)}")
+    return DTYPE_BYTES[dtype]
+
+
+def check_tp_size(model: str | ModelConfig, tp_size: int) -> int:
+    """Return ``tp_size`` if it splits the model's attention heads evenly, else raise.
+
+    Megatron-LM splits attention by heads, so the TP degree must divide ``num_attention_heads``
+    (and the KV heads are split, or replicated when there are fewer than ``tp_size``).
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+    tp_size : int
+        TP degree to check.
+
+    Returns
+    -------
+    int
+        ``tp_size`` unchanged: a divisor of ``num_attention_heads`` that also divides
+        ``num_key_value_heads`` when it is smaller than them (Megatron-LM, arXiv:1909.08053, sec. 3:
+        attention is split by heads).
+
+    Raises
+    ------
+    GpucommError
+        Unknown model; ``tp_size`` not an integer degree as above (the message lists the valid ones).
+    """
+    cfg = get_model(model)
+    divisors = [d for d in range(1, cfg.num_attention_heads + 1) if cfg.num_attention_heads % d == 0
+                and cfg.num_key_value_heads % min(d, cfg.num_key_value_heads) == 0]
+    if isinstance(tp_size, bool) or not isinstance(tp_size, int) or tp_size not in divisors:
+        raise GpucommError(f"TP degree {tp_size!r} does not divide the {cfg.num_attention_heads} attention heads of "
+                           f"{cfg.key}: expected one of {', '.join(map(str, divisors))}")
+    return tp_size
+
+
+def tp_all_reduce_bytes(num_tokens: int, hidden_size: int, *, dtype: str = "fp16") -> int:
+    """Size in bytes of one TP all_reduce: the activations ``num_tokens x hidden_size``.
+
+    Parameters
+    ----------
+    num_tokens : int
+        Tokens in the batch (prompt tokens in prefill; batch size in decode), >= 1.
+    hidden_size : int
+        Model width (``hidden_size`` in ``config.json``), >= 1.
+    dtype : str
+        Activation dtype.
+
+    Returns
+    -------
+    int
+        ``num_tokens x hidden_size x dtype_bytes(dtype)`` bytes: the activation tensor each Megatron-LM
+        all_reduce carries (arXiv:1909.08053, sec. 3, Fig. 3).
+
+    Raises
+    ------
+    GpucommError
+        If a count is not a positive integer or the dtype is unknown.
+
+    Examples
+    --------
+    The seed's example, Llama-3-70B with a 4096-token prompt in FP16: 64 MiB.
+
+    >>> tp_all_reduce_bytes(4096, 8192, dtype="fp16") / 2**20
+    64.0
+    """
+    for name, value in (("number of tokens", num_tokens), ("hidden size", hidden_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
+    return num_tokens * hidden_size * dtype_bytes(dtype)
+
+
+@dataclass(frozen=True)
+class TPForwardComm:
+    """All-reduce communication of one TP forward pass. Sizes in bytes, times in s."""
+
+    model: str
+    tp_size: int
+    num_tokens: int
+    msg_bytes: int
+    all_reduces: int
+    per_all_reduce: CollectiveCost
+    total_time_s: float
+
+
+def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, link: str | Link,
+                    dtype: str = "fp16", p2p: bool = True, **fabric) -> TPForwardComm:
+    """All_reduce count, size and time of one TP forward pass over ``num_tokens`` tokens.
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key (``"llama-3-70b"``) or config.
+    tp_size : int
+        Tensor-parallel degree (GPUs sharing each layer), >= 1.
+    num_tokens : int
+        Tokens processed in the pass (prompt length x batch in prefill).
+    link : str or Link
+        Link between the TP GPUs.
+    dtype : str
+        Activation dtype.
+    p2p : bool
+        False: P2P disabled, staged through host memory (PCIe links only).
+    **fabric
+        ``topology``, ``mesh_size``, ``algorithm``... passed to :func:`gpucomm.model.cost.collective_cost`.
+
+    Returns
+    -------
+    TPForwardComm
+        ``all_reduces = 2 x num_layers``; ``total_time_s = all_reduces x per-all_reduce time``
+        (no overlap with compute).
+
+    Raises
+    ------
+    GpucommError
+        For bad sizes, unknown model, link or dtype.
+
+    Examples
+    --------
+    >>> comm = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3")
+    >>> comm.all_reduces, comm.msg_bytes // 2**20
+    (160, 64)
+    """
+    cfg = get_model(model)
+    check_tp_size(cfg, tp_size)
+    msg = tp_all_reduce_bytes(num_tokens, cfg.hidden_size, dtype=dtype)
+    cost = collective_cost("all_reduce", msg, num_ranks=tp_size, link=link, p2p=p2p, **fabric)
+    count = ALL_REDUCES_PER_LAYER_FORWARD * cfg.num_layers
+    return TPForwardComm(cfg.key, tp_size, num_tokens, msg, count, cost, count * cost.time_s)
+
+
+# --- TP inference: compute from a roofline, communication from the cost model -------------------------
+
+def layer_params(model: str | ModelConfig) -> int:
+    """Weights of one transformer layer (attention + SwiGLU MLP), weight matrices only (no norms).
+
+    ``hidden x (hidden + 2 x kv_dim)`` for Q, K, V, ``hidden x hidden`` for the output
+    projection, ``3 x hidden x intermediate`` for the gated MLP, with
+    ``kv_dim = num_key_value_heads x hidden / num_attention_heads`` (grouped-query attention).
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+
+    Returns
+    -------
+    int
+        Number of parameters (a count, not bytes).
+
+    Raises
+    ------
+    GpucommError
+        If the model is unknown.
+
+    References
+    ----------
+    Shapes from the Llama 3 ``config.json`` files cited in :data:`MODELS`. Ainslie et al., "GQA",
+    arXiv:2305.13245, sec. 2.2: K and V have ``num_key_value_heads`` heads of ``hidden / num_attention_heads``
+    each. Shazeer, "GLU Variants Improve Transformer", arXiv:2002.05202, sec. 2: the SwiGLU FFN has three
+    weight matrices (W, V, W2), each ``hidden x intermediate``.
+
+    Examples
+    --------
+    >>> round(layer_params("llama-3-70b") * 80 / 1e9, 1)  # + embeddings and head = 70.6 B
+    68.5
+    """
+    cfg = get_model(model)
+    kv_dim = cfg.num_key_value_heads * cfg.hidden_size // cfg.num_attention_heads
+    attn = cfg.hidden_size * (cfg.hidden_size + 2 * kv_dim) + cfg.hidden_size * cfg.hidden_size
+    mlp = 3 * cfg.hidden_size * cfg.intermediate_size
+    return attn + mlp
+
+
+def kv_bytes_per_token_per_layer(model: str | ModelConfig, *, dtype: str = "fp16") -> int:
+    """KV-cache bytes of one token in one layer: ``2 x kv_dim x bytes`` (K and V).
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+    dtype : str
+        KV-cache dtype (:data:`DTYPE_BYTES`).
+
+    Returns
+    -------
+    int
+        ``2 x num_key_value_heads x (hidden / num_attention_heads) x dtype_bytes(dtype)`` bytes: one K and
+        one V vector per KV head (grouped-query attention, Ainslie et al., arXiv:2305.13245, sec. 2.2).
+
+    Raises
+    ------
+    GpucommError
+        Unknown model or dtype.
+
+    Examples
+    --------
+    >>> kv_bytes_per_token_per_layer("llama-3-70b", dtype="fp16")  # 2 x 8 heads x 128 x 2 bytes
+    4096
+    """
+    cfg = get_model(model)
+    return 2 * cfg.num_key_value_heads * cfg.hidden_size // cfg.num_attention_heads * dtype_bytes(dtype)
+
+
+@dataclass(frozen=True)
+class TPStep:
+    """One forward pass (a prefill, or one decode step) of a TP group. Times in s, per layer unless named."""
+
+    model: str
+    gpu: str
+    tp_size: int
+    phase: str
+    batch: int
+    num_tokens: int
+    """Tokens processed in this pass (batch x prompt in prefill, batch in decode)."""
+    context_len: int
+    compute_s: float
+    """Roofline time of one layer on one GPU: max(FLOPs / peak, bytes / HBM bandwidth)."""
+    memory_bound: bool
+    comm_s: float
+    """All_reduce time of one layer (2 all_reduces)."""
+    msg_bytes: int
+    all_reduce: CollectiveCost
+    step_s: float
+    """Whole pass: layers x (compute + communication), no overlap."""
+    comm_share: float
+    tokens_per_s_per_user: float
+    """Decode: 1 / step time. Prefill: prompt tokens / step time."""
+    tokens_per_s_per_gpu: float
+    mem_bytes_per_gpu: float
+    """Weights (layers, embedding, head) and KV cache held by each GPU, in bytes (activations and framework
+    overhead excluded: a lower bound)."""
+    fits_memory: bool
+    """Whether ``mem_bytes_per_gpu`` fits the GPU's memory."""
+
+
+def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Link, phase: str = "decode",
+            batch: int = 1, prompt_len: int = 1024, context_len: int | None = None, dtype: str = "fp16",
+            p2p: bool = True, **fabric) -> TPStep:
+    """Roofline compute + all_reduce communication of one TP forward pass.
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Model preset.
+    gpu : str
+        GPU catalog key (``gpucomm.model.hardware.gpus``); needs dense FP16/BF16 FLOP/s and memory bandwidth.
+    tp_size : int
+        TP degree, >= 1 (a divisor of the attention heads).
+    link : str or Link
+        Link between the TP GPUs.
+    phase : {"prefill", "decode"}
+        Prefill processes ``batch x prompt_len`` tokens at once; decode one token per sequence.
+    batch : int
+        Sequences in flight, >= 1.
+    prompt_len : int
+        Prompt tokens per sequence (prefill), >= 1.
+    context_len : int, optional
+        Tokens already in the KV cache during decode (default ``prompt_len``).
+    dtype : str
+        Weights, activations and KV cache dtype.
+    p2p, **fabric
+        Passed to :func:`gpucomm.model.cost.collective_cost` (``p2p``, ``topology``, ``mesh_size``...).
+
+    Returns
+    -------
+    TPStep
+
+    Raises
+    ------
+    GpucommError
+        Unknown model, GPU, link or phase; a GPU without FLOP/s or bandwidth in the catalog; a TP degree
+        that does not divide the attention heads; counts below 1.
+
+    Notes
+    -----
+    Per layer and GPU: FLOPs = ``2 x params x tokens / tp`` (one multiply-add per weight per token) plus
+    attention ``4 x tokens x context x hidden / tp`` (scores and weighted sum); bytes = weights / tp +
+    KV cache read / tp. Compute time = max(FLOPs / peak FLOP/s, bytes / memory bandwidth): the roofline
+    (Williams, Waterman, Patterson, CACM 52(4), 2009), an upper bound on speed. Communication: two
+    all_reduces of ``tokens x hidden`` per layer (Megatron-LM, arXiv:1909.08053). No overlap.
+
+    Examples
+    --------
+    >>> s = tp_step("llama-3-70b", gpu="a100_sxm4_80gb", tp_size=4, link="nvlink3", phase="decode", batch=1)
+    >>> s.memory_bound, s.msg_bytes
+    (True, 16384)
+    """
+    from gpucomm.model.hardware.gpus import GPUS, get_gpu
+
+    cfg = get_model(model)
+    spec = get_gpu(gpu)
+    peak = spec.peak_16bit_flops_per_s
+    if not spec.has_roofline:
+        raise GpucommError(f"GPU {spec.key!r} has no FLOP/s or memory bandwidth in the catalog: expected one of "
+                           + ", ".join(k for k, g in GPUS.items() if g.has_roofline))
+    if phase not in ("prefill", "decode"):
+        raise GpucommError(f"unknown phase {phase!r}: expected prefill or decode")
+    for name, value in (("TP degree", tp_size), ("batch", batch), ("prompt length", prompt_len)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
+    check_tp_size(cfg, tp_size)
+    link = link_for_gpu(spec.key, link, tp_size=tp_size, topology=fabric.get("topology", "switch"))
+    context = prompt_len if context_len is None else context_len
+    tokens = batch * prompt_len if phase == "prefill" else batch
+    attn_context = prompt_len if phase == "prefill" else context
+    nbytes = dtype_bytes(dtype)
+    flops = (2 * layer_params(cfg) * tokens + 4 * tokens * attn_context * cfg.hidden_size) / tp_size
+    kv_read = kv_bytes_per_token_per_layer(cfg, dtype=dtype) * batch * context if phase == "decode" else 0
+    mem_bytes = (layer_params(cfg) * nbytes + kv_read) / tp_size
+    t_flops, t_mem = flops / peak, mem_bytes / spec.mem_bw_bytes_per_s
+    compute_s = max(t_flops, t_mem)
+    msg = tp_all_reduce_bytes(tokens, cfg.hidden_size, dtype=dtype)
+    if tp_size > 1:
+        ar = collective_cost("all_reduce", msg, num_ranks=tp_size, link=link, p2p=p2p, **fabric)
+        comm_s = ALL_REDUCES_PER_LAYER_FORWARD * ar.time_s
+    else:
+        ar = collective_cost("all_reduce", msg, num_ranks=1, link=link, p2p=p2p, **fabric)
+        comm_s = 0.0
+    step_s = cfg.num_layers * (compute_s + comm_s)
+    per_user = (1.0 if phase == "decode" else prompt_len) / step_s
+    # layers + input embedding + output head (vocab-parallel in Megatron, so split over tp as well)
+    held = (cfg.num_layers * (layer_params(cfg) * nbytes + kv_bytes_per_token_per_layer(cfg, dtype=dtype) * batch * context)
+            + 2 * cfg.vocab_size * cfg.hidden_size * nbytes) / tp_size
+    return TPStep(cfg.key, spec.key, tp_size, phase, batch, tokens, context, compute_s, t_mem >= t_flops, comm_s, msg,
+                  ar, step_s, comm_s / (compute_s + comm_s), per_user, tokens / step_s / tp_size, held,
+                  spec.mem_bytes is not None and held <= spec.mem_bytes)
+
+
+def link_for_gpu(gpu: str, link: str | Link, *, tp_size: int, topology: str = "switch") -> str | Link:
+    """The link a TP group of ``gpu`` really uses: on a bridged PCIe card (A40, H100 PCIe...) the bridge.
+
+    Parameters
+    ----------
+    gpu : str
+        GPU catalog key.
+    link : str or Link
+        The link asked for (``"nvlink3"``, ``"pcie4"``...).
+    tp_size : int
+        GPUs in the TP group.
+    topology : str
+        ``"pairs"`` when the bridged cards form pairs joined by PCIe.
+
+    Returns
+    -------
+    str or Link
+        ``link`` unchanged, or for an NVLink link on a bridged card the bridge as a link with the
+        card's own per-direction bandwidth (:func:`gpucomm.model.hardware.gpus.bridge_link`), not the
+        SXM part's of the same generation (A40: 56.25 GB/s, A100 SXM4: 300 GB/s).
+
+    Raises
+    ------
+    GpucommError
+        An NVLink generation the GPU does not have, NVLink on a GPU without it, or a TP group
+        of more than 2 bridged cards without ``topology="pairs"``.
+    """
+    from gpucomm.model.hardware import get_gpu
+
+    spec = get_gpu(gpu)
+    _check_gpu_link(spec, link)
+    if isinstance(link, str) and link.lower().startswith("nvlink") and spec.nvlink_bridge:
+        from gpucomm.model.hardware.gpus import bridge_link
+
+        if tp_size > 2 and topology != "pairs":
+            raise GpucommError(f"TP={tp_size} on {spec.key!r} over {link!r}: its NVLink bridge joins GPUs two by two; "
+                               "expected topology 'pairs' (the ring crosses PCIe between pairs), a PCIe link, or TP=2")
+        return bridge_link(spec)
+    return link
+
+
+def _check_gpu_link(spec, link: str | Link) -> None:
+    """An NVLink catalog link must be the GPU's own generation (H100 SXM5 has NVLink 4, not 3)."""
+    from gpucomm.model.hardware import get_link
+
+    key = get_link(link).key
+    if key.startswith("nvlink") and key[6:].isdigit() and spec.nvlink_gen is not None and int(key[6:]) != spec.nvlink_gen:
+        raise GpucommError(f"link {key!r} with GPU {spec.key!r}, which has NVLink {spec.nvlink_gen}: expected "
+                           f"link nvlink{spec.nvlink_gen} or a PCIe link")
+    if key.startswith("nvlink") and spec.nvlink_gen is None:
+        raise GpucommError(f"link {key!r} with GPU {spec.key!r}, which has no NVLink: expected a PCIe link")
+
+
+def tp_speedup(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Link, **kwargs) -> float:
+    """Speed-up of one pass at TP degree ``tp_size`` over one GPU: ``step(TP=1) / step(TP=tp_size)``.
+
+    Compute shrinks as 1/tp, communication does not: Amdahl's law with a serial part that *grows*
+    with tp (Amdahl, AFIPS 1967).
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+    gpu : str
+        GPU catalog key.
+    tp_size : int
+        TP degree to compare with one GPU.
+    link : str or Link
+        Link between the TP GPUs.
+    **kwargs
+        ``phase``, ``batch``, ``prompt_len``, ``context_len``, ``dtype``, ``p2p`` and fabric keywords,
+        as :func:`tp_step`.
+
+    Returns
+    -------
+    float
+        ``tp_step(tp_size=1).step_s / tp_step(tp_size).step_s``; below 1 when TP slows the pass down.
+
+    Raises
+    ------
+    GpucommError
+        As :func:`tp_step`.
+    """
+    one = tp_step(model, gpu=gpu, tp_size=1, link=link, **kwargs)
+    return one.step_s / tp_step(model, gpu=gpu, tp_size=tp_size, link=link, **kwargs).step_s
+
+
+def sp_layer_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, link: str | Link, dtype: str = "fp16",
+                  **fabric) -> tuple[CollectiveCost, CollectiveCost]:
+    """Sequence parallelism: per layer forward, 2 all_gathers + 2 reduce_scatters instead of 2 all_reduces.
+
+    Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models", arXiv:2205.05198,
+    sec. 4.2.2: an all_reduce is a reduce_scatter followed by an all_gather, so the bytes on the wire are the
+    same; what changes is that the norms and dropout between them run on 1/tp of the tokens.
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+    tp_size : int
+        TP (and sequence-parallel) degree: the ranks of each collective.
+    num_tokens : int
+        Tokens in the pass, >= 1.
+    link : str or Link
+        Link between the TP GPUs.
+    dtype : str
+        Activation dtype.
+    **fabric
+        ``p2p``, ``topology``, ``algorithm``... passed to :func:`gpucomm.model.cost.collective_cost`.
+
+    Returns
+    -------
+    tuple of CollectiveCost
+        (all_gather cost, reduce_scatter cost) of one call each, for the full ``tokens x hidden``
+        buffer of :func:`tp_all_reduce_bytes`; a layer's forward issues two of each.
+
+    Raises
+    ------
+    GpucommError
+        Unknown model, dtype or link; counts out of range (as :func:`tp_all_reduce_bytes` and
+        :func:`gpucomm.model.cost.collective_cost`).
+    """
+    msg = tp_all_reduce_bytes(num_tokens, get_model(model).hidden_size, dtype=dtype)
+    return (collective_cost("all_gather", msg, num_ranks=tp_size, link=link, **fabric),
+            collective_cost("reduce_scatter", msg, num_ranks=tp_size, link=link, **fabric))

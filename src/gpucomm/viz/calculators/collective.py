@@ -1,0 +1,498 @@
+"""Figures of the collective cost calculator: time and busbw vs message size.
+
+One builder serves both the static book (plotly's own slider over precomputed data,
+so a reader without a kernel can explore) and the live widget (the same traces,
+updated in place by :mod:`gpucomm.viz.widgets.collective`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from gpucomm import GpucommError
+from gpucomm.model.cost import collective_cost
+from gpucomm.model.hardware import get_link
+from gpucomm.viz.calculators.inputs import (
+    FigureUpdate, algorithm_choices, apply_update, check_inputs, collective_choices, link_choices,
+    network_or_system_choices, nodes_for, param, protocol_choices, step_args, system_choices, system_fabric,
+)
+from gpucomm.model.units import format_size, format_time
+
+
+@dataclass(frozen=True)
+class Path:
+    """A link as the traffic uses it: with P2P (direct) or staged through host memory."""
+
+    link: str
+    p2p: bool = True
+
+    @property
+    def label(self) -> str:
+        name = get_link(self.link).name
+        return name if self.p2p else f"{name}, no P2P (via host memory)"
+
+
+DEFAULT_PATHS = (Path("pcie4", p2p=False), Path("pcie4"), Path("pcie5"), Path("nvlink3"), Path("nvlink4"), Path("nvlink5"))
+"""Paths shown by default: the seed's PCIe 4.0 without P2P up to NVLink 5.0."""
+
+
+def size_grid(min_bytes: int = 8, max_bytes: int = 16 * 2**30) -> list[int]:
+    """Powers of two from ``min_bytes`` to ``max_bytes`` (nccl-tests ``-f 2``), in bytes.
+
+    Raises
+    ------
+    GpucommError
+        If ``min_bytes`` < 1 or ``min_bytes`` > ``max_bytes``.
+    """
+    if min_bytes < 1 or min_bytes > max_bytes:
+        raise GpucommError(f"size range {min_bytes!r}..{max_bytes!r} bytes is not valid: expected 1 <= min <= max")
+    sizes, size = [], min_bytes
+    while size <= max_bytes:
+        sizes.append(size)
+        size *= 2
+    return sizes
+
+
+def cost_curves(collective: str, path: Path, num_ranks: int, sizes: list[int]) -> tuple[list[float], list[float]]:
+    """Model time (us) and busbw (GB/s) for each size: the y data of the calculator's traces."""
+    costs = [collective_cost(collective, s, num_ranks=num_ranks, link=path.link, p2p=path.p2p) for s in sizes]
+    return [c.time_s * 1e6 for c in costs], [c.busbw_bytes_per_s / 1e9 for c in costs]
+
+
+def _size_axis(fig: go.Figure, sizes: list[int], col: int) -> None:
+    ticks = [s for s in sizes if s.bit_length() % 4 == 1 or s == sizes[0]]  # every 16x, readable
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[format_size(s) for s in ticks], title_text="message size",
+                     row=1, col=col)
+
+
+def cost_figure(collective: str, paths: tuple[Path, ...], num_ranks: int, sizes: list[int] | None = None) -> go.Figure:
+    """Time and busbw vs message size for one GPU count, one trace per path (two panels).
+
+    Parameters
+    ----------
+    collective : str
+        torch.distributed name of the collective.
+    paths : tuple of Path
+        Links to compare.
+    num_ranks : int
+        GPUs taking part.
+    sizes : list of int, optional
+        Message sizes in bytes (default: 8 B .. 16 GiB, powers of two).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Left: time in us (log-log). Right: busbw in GB/s (1e9 B/s), per direction.
+    """
+    sizes = sizes or size_grid()
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("time per operation", "bus bandwidth (busbw)"),
+                        horizontal_spacing=0.1)
+    for i, path in enumerate(paths):
+        time_us, busbw = cost_curves(collective, path, num_ranks, sizes)
+        color = f"hsl({int(360 * i / max(len(paths), 1))},65%,45%)"
+        fig.add_trace(go.Scatter(x=sizes, y=time_us, name=path.label, legendgroup=path.label, mode="lines",
+                                 line=dict(color=color), hovertemplate="%{y:.3g} us<extra>%{fullData.name}</extra>"),
+                      row=1, col=1)
+        fig.add_trace(go.Scatter(x=sizes, y=busbw, name=path.label, legendgroup=path.label, showlegend=False,
+                                 mode="lines", line=dict(color=color),
+                                 hovertemplate="%{y:.3g} GB/s<extra>%{fullData.name}</extra>"), row=1, col=2)
+    _size_axis(fig, sizes, 1)
+    _size_axis(fig, sizes, 2)
+    fig.update_yaxes(type="log", title_text="time (us)", row=1, col=1)
+    fig.update_yaxes(title_text="busbw (GB/s, per direction)", rangemode="tozero", row=1, col=2)
+    fig.update_layout(title=f"{collective} on {num_ranks} GPUs (model)", height=480, margin=dict(t=80, b=120),
+                      legend=dict(orientation="h", y=-0.3), template="plotly_white")
+    return fig
+
+
+def cost_explorer_figure(collective: str = "all_reduce", paths: tuple[Path, ...] = DEFAULT_PATHS,
+                         gpu_counts: tuple[int, ...] = (2, 4, 8, 16, 32, 72), initial_gpus: int = 4) -> go.Figure:
+    """:func:`cost_figure` with a plotly slider over the GPU count, for static HTML.
+
+    Every slider step carries the precomputed y data of all traces (``restyle``), so
+    the figure is explorable in the built book without a kernel. Click a legend entry
+    to hide or show a link.
+
+    Raises
+    ------
+    GpucommError
+        If ``initial_gpus`` is not one of ``gpu_counts``.
+    """
+    if initial_gpus not in gpu_counts:
+        raise GpucommError(f"initial GPU count {initial_gpus!r} is not valid: expected one of {gpu_counts}")
+    sizes = size_grid()
+    fig = cost_figure(collective, paths, initial_gpus, sizes)
+    steps = []
+    for n in gpu_counts:
+        ys = []
+        for path in paths:
+            time_us, busbw = cost_curves(collective, path, n, sizes)
+            ys += [time_us, busbw]
+        steps.append(dict(method="update", label=str(n),
+                          args=[{"y": ys}, {"title.text": f"{collective} on {n} GPUs (model)"}]))
+    fig.update_layout(sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=-0.55, len=0.9, x=0.05,
+                                    currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))],
+                      height=600, margin=dict(t=80, b=200))
+    return fig
+
+
+# --- the full collective cost explorer: inputs, model, one figure for the live widget and the static page ---
+
+
+
+def _compare_choices() -> list[tuple[str, str]]:
+    return [c for c in system_choices() if c[1] != "custom"]
+
+
+def _topology_choices() -> list[tuple[str, str]]:
+    from gpucomm.model.cost import TOPOLOGIES
+
+    return [(t, t) for t in TOPOLOGIES]
+
+
+@dataclass(frozen=True)
+class CostInputs:
+    """Inputs of the collective cost calculator (sizes in bytes, counts of GPUs and nodes).
+
+    ``system`` picks a catalog system (its link, P2P and NICs); ``custom`` uses ``link``,
+    ``topology``, ``mesh_size`` and ``p2p`` instead. ``compare`` adds catalog systems to the
+    figure, each with the same collective, algorithm and GPU count.
+    """
+
+    collective: str = param("all_reduce", label="collective", choices=collective_choices,
+                            help="The operation, in torch.distributed spelling.")
+    algorithm: str = param("auto", label="algorithm", choices=algorithm_choices,
+                           help="auto: the cheapest algorithm NCCL would use (ring, NVLS, hierarchical).")
+    protocol: str = param("auto", label="protocol", choices=protocol_choices,
+                          help="auto: the cheaper of LL (low latency) and Simple (full bandwidth).")
+    msg_bytes: int = param(64 * 2**20, label="size", unit="bytes", min=1, max=2**40,
+                           help="Message size as nccl-tests reports it, e.g. 64MiB (1 B to 1 TiB).")
+    num_ranks: int = param(8, label="GPUs", unit="GPUs", min=1, max=100_000,
+                           help="GPUs taking part, over all nodes.")
+    num_nodes: int = param(1, label="nodes", unit="nodes", min=1, max=12_500,
+                           help="Nodes the GPUs are spread over (evenly).")
+    system: str = param("dgx_h100", label="system", choices=system_choices,
+                        help="A catalog system (link, P2P, NICs), or custom to choose the link yourself.")
+    link: str = param("nvlink4", label="link", choices=link_choices,
+                      help="custom only: each GPU's link (per direction bandwidth from the catalog).")
+    topology: str = param("switch", label="topology", choices=_topology_choices,
+                          help="custom only: switch (NVSwitch, PCIe tree) or a point-to-point mesh.")
+    mesh_size: int = param(8, label="mesh of", unit="GPUs", min=2, max=64,
+                           help="custom mesh only: GPUs wired in the mesh (each GPU's bandwidth split over the others).")
+    p2p: bool = param(True, label="P2P", help="custom PCIe only: off = NCCL_P2P_DISABLE, staged through host memory.")
+    network: str = param("system", label="network", choices=network_or_system_choices,
+                         help="Scale-out port across nodes (default: the system's own NICs).")
+    compare: tuple[str, ...] = param((), label="compare with", choices=_compare_choices,
+                                     help="Catalog systems drawn next to yours (same collective and GPU count).")
+
+    def fabric(self) -> dict:
+        """Keyword arguments of :func:`gpucomm.model.cost.collective_cost` for this configuration.
+
+        Raises
+        ------
+        GpucommError
+            As :func:`gpucomm.viz.calculators.inputs.system_fabric`; several nodes of a custom
+            link without a network.
+        """
+        network = None if self.network == "system" else self.network
+        if self.system != "custom":
+            return system_fabric(self.system, num_ranks=self.num_ranks, num_nodes=self.num_nodes, network=network)
+        if self.num_nodes > 1 and network is None:
+            from gpucomm.model.hardware import NETWORKS
+
+            raise GpucommError(f"{self.num_nodes} nodes of a custom link need a network: expected one of {', '.join(NETWORKS)}")
+        kwargs = {"link": self.link, "p2p": self.p2p, "topology": self.topology, "mesh_size": self.mesh_size,
+                  "num_nodes": self.num_nodes}
+        if self.num_nodes > 1:
+            kwargs["network"] = network
+        return kwargs
+
+    @property
+    def label(self) -> str:
+        """Short description of the configuration: system or link, GPUs, nodes."""
+        if self.system != "custom":
+            from gpucomm.model.hardware import get_system
+
+            where = get_system(self.system).name
+        else:
+            where = Path(self.link, self.p2p).label
+            if self.topology == "mesh":
+                where += f", mesh of {self.mesh_size}"
+        nodes = f" on {self.num_nodes} nodes" if self.num_nodes > 1 else ""
+        return f"{where}, {self.num_ranks} GPUs{nodes}"
+
+
+def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
+    """The model over ``sizes`` for one configuration: the y data of one series of the explorer.
+
+    Returns
+    -------
+    dict
+        ``time_us``, ``alpha_us`` (latency part), ``beta_us`` (bandwidth part), ``busbw_gbs``,
+        ``algbw_gbs`` (1 GB/s = 1e9 B/s, per direction), one value per size.
+
+    Raises
+    ------
+    GpucommError
+        From :func:`gpucomm.model.cost.collective_cost` (an algorithm that does not apply...).
+    """
+    fabric = inputs.fabric()
+    out: dict[str, list[float]] = {"time_us": [], "alpha_us": [], "beta_us": [], "busbw_gbs": [], "algbw_gbs": []}
+    for size in sizes:
+        c = collective_cost(inputs.collective, size, num_ranks=inputs.num_ranks, algorithm=inputs.algorithm,
+                            protocol=inputs.protocol, **fabric)
+        out["time_us"].append(c.time_s * 1e6)
+        out["alpha_us"].append(c.latency_s * 1e6)
+        out["beta_us"].append(c.transfer_s * 1e6)
+        out["busbw_gbs"].append(c.busbw_bytes_per_s / 1e9)
+        out["algbw_gbs"].append(c.algbw_bytes_per_s / 1e9)
+    return out
+
+
+def cost_point(inputs: CostInputs):
+    """:class:`gpucomm.model.cost.CollectiveCost` of the configuration at ``inputs.msg_bytes`` (checked inputs)."""
+    check_inputs(inputs)
+    return collective_cost(inputs.collective, inputs.msg_bytes, num_ranks=inputs.num_ranks,
+                           algorithm=inputs.algorithm, protocol=inputs.protocol, **inputs.fabric())
+
+
+_SERIES_KEYS = ("time_us", "busbw_gbs", "alpha_us", "beta_us", "algbw_gbs")
+"""Order of the five traces of one series (time and busbw first: the existing tests read data[0], data[1])."""
+
+
+def _color(i: int, n: int) -> str:
+    return f"hsl({int(360 * i / max(n, 1))},65%,42%)"
+
+
+def _series_traces(fig: go.Figure, name: str, color: str, sizes: list[int], series: dict | None,
+                   visible: bool | str = True, width: float = 2.5) -> None:
+    """Add the five traces of one series: time, busbw, alpha part, beta part, algbw."""
+    empty = [None] * len(sizes)
+    y = series or {k: empty for k in _SERIES_KEYS}
+    specs = {
+        "time_us": (1, dict(dash="solid"), "total", "%{y:.3g} us"),
+        "busbw_gbs": (2, dict(dash="solid"), "busbw", "busbw %{y:.3g} GB/s"),
+        "alpha_us": (1, dict(dash="dot"), "alpha (latency) part", "alpha %{y:.3g} us"),
+        "beta_us": (1, dict(dash="dash"), "beta (bandwidth) part", "beta %{y:.3g} us"),
+        "algbw_gbs": (2, dict(dash="dot"), "algbw", "algbw %{y:.3g} GB/s"),
+    }
+    for key in _SERIES_KEYS:
+        col, dash, what, hover = specs[key]
+        fig.add_trace(go.Scatter(
+            x=sizes, y=y[key], name=name if key == "time_us" else f"{name}: {what}", legendgroup=name,
+            showlegend=key == "time_us", mode="lines", visible=visible, line=dict(color=color, width=width, **dash),
+            hovertemplate=f"{hover}<extra>{name}</extra>"), row=1, col=col)
+
+
+def _explorer_layout(fig: go.Figure, sizes: list[int], title: str) -> None:
+    ticks = [x for x in sizes if x.bit_length() % 4 == 3]  # 1 KiB, 16 KiB, 256 KiB...: every 16x, readable
+    for col in (1, 2):
+        fig.update_xaxes(type="log", tickvals=ticks, ticktext=[format_size(x) for x in ticks], title_text="message size",
+                         row=1, col=col)
+    fig.update_yaxes(type="log", dtick=1, title_text="time (us)", row=1, col=1)
+    fig.update_yaxes(title_text="GB/s, per direction", rangemode="tozero", row=1, col=2)
+    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), template="plotly_white", height=600,
+                      margin=dict(t=150, b=150), legend=dict(orientation="h", y=-0.24),
+                      annotations=list(fig.layout.annotations) + [dict(
+                          text="solid: total time, busbw<br>dotted: alpha (latency) part, algbw<br>dashed: beta (bandwidth) part",
+                          xref="paper", yref="paper", x=1, y=1.1, showarrow=False, font=dict(size=11), xanchor="right",
+                          yanchor="bottom", align="left")])
+
+
+def _time_range(series_times: list[list]) -> list[float]:
+    """log10 range of the time panel: from a decade under the fastest total time to just above the slowest
+    (the beta lines of tiny messages would otherwise stretch the axis over ten decades)."""
+    import math
+
+    values = [v for ys in series_times for v in ys if v]
+    if not values:
+        return [-1.0, 6.0]
+    return [math.floor(math.log10(min(values))) - 1.0, math.log10(max(values)) + 0.3]
+
+
+def _title(inputs: CostInputs) -> str:
+    algo = "" if inputs.algorithm == "auto" else f", {inputs.algorithm}"
+    return f"{inputs.collective}{algo}: {inputs.label} (model)"
+
+
+def collective_figure(inputs: CostInputs | None = None, sizes: list[int] | None = None) -> go.Figure:
+    """Time (with its alpha and beta parts), busbw and algbw vs message size for one configuration.
+
+    Traces, in order: the configuration's time, busbw, alpha part, beta part, algbw (five); a marker
+    at ``inputs.msg_bytes`` on the time and on the busbw panel (two); then five traces for each
+    system of :func:`system_choices` (the ``compare`` candidates), visible only if selected in
+    ``inputs.compare``. :func:`collective_update` recomputes all of them; the live widget
+    (:func:`gpucomm.viz.widgets.collective.build_cost_widget`) applies it in place.
+
+    Parameters
+    ----------
+    inputs : CostInputs, optional
+        Default: ``CostInputs()`` (all_reduce of 64 MiB on a DGX H100).
+    sizes : list of int, optional
+        Message sizes in bytes (default :func:`size_grid`).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+
+    Raises
+    ------
+    GpucommError
+        For inputs out of range, or a configuration the model refuses.
+    """
+    inputs = check_inputs(inputs or CostInputs())
+    sizes = sizes or size_grid()
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("time per operation", "bus and algorithm bandwidth"),
+                        horizontal_spacing=0.14)
+    _series_traces(fig, "your configuration", "#111", sizes, None, width=3)
+    for col, key in ((1, "time"), (2, "busbw")):
+        fig.add_trace(go.Scatter(x=[], y=[], mode="markers", name=f"at the chosen size ({key})", showlegend=False,
+                                 marker=dict(size=11, color="#111", symbol="circle-open", line=dict(width=2)),
+                                 hovertemplate="%{y:.3g}<extra>chosen size</extra>"), row=1, col=col)
+    compare = _compare_choices()
+    for i, (name, _key) in enumerate(compare):
+        _series_traces(fig, name, _color(i, len(compare)), sizes, None, visible=False, width=1.8)
+    _explorer_layout(fig, sizes, "")
+    apply_update(fig, collective_update(inputs, sizes))
+    return fig
+
+
+def collective_update(inputs: CostInputs, sizes: list[int] | None = None) -> FigureUpdate:
+    """Every trace of :func:`collective_figure` for ``inputs``: the model, ready to apply.
+
+    Raises
+    ------
+    GpucommError
+        For inputs out of range, or a configuration the model refuses (for example NVLS on A100).
+    """
+    inputs = check_inputs(inputs)
+    sizes = sizes or size_grid()
+    series = cost_series(inputs, sizes)
+    point = cost_point(inputs)
+    ys: list = [series[k] for k in _SERIES_KEYS] + [[point.time_s * 1e6], [point.busbw_bytes_per_s / 1e9]]
+    xs: list = [sizes] * 5 + [[inputs.msg_bytes]] * 2
+    visible: list = [True] * 7
+    for _name, key in _compare_choices():
+        other = None
+        if key in inputs.compare:
+            nodes = nodes_for(key, inputs.num_ranks)
+            try:
+                if nodes is None:
+                    raise GpucommError("does not fit")
+                other = cost_series(replace(inputs, system=key, num_nodes=nodes, network="system"), sizes)
+            except GpucommError:
+                other = None  # this system cannot run the configuration (no NICs, no NVLS...): not drawn
+        ys += [other[k] if other else [] for k in _SERIES_KEYS]
+        xs += [sizes if other else []] * 5
+        visible += [other is not None] * 5
+    summary = (f"{inputs.collective} of {format_size(point.msg_bytes)} on {inputs.label}: "
+               f"{format_time(point.time_s)} = alpha {format_time(point.latency_s)} + beta {format_time(point.transfer_s)}; "
+               f"algbw {point.algbw_bytes_per_s / 1e9:.1f} GB/s, busbw {point.busbw_bytes_per_s / 1e9:.1f} GB/s "
+               f"({point.algorithm}, {point.protocol} protocol)")
+    times = [ys[0]] + ys[7::5]  # total times of the drawn series (yours, then each compared system)
+    return FigureUpdate({"x": xs, "y": ys, "visible": visible}, tuple(range(len(ys))),
+                        {"title.text": _title(inputs), "yaxis.range": _time_range(times)}, summary)
+
+
+DEFAULT_SYSTEMS = ("pcie_8x_rtx4090", "dgx_a100", "dgx_h100", "gb200_nvl72")
+"""Systems of the static explorer: PCIe without P2P, NVLink 3, NVLink 4 with NVLS, NVLink 5 in one 72-GPU domain."""
+
+EXPLORER_SIZES = tuple(4**k * 64 for k in range(15))
+"""Sizes of the static explorer: 64 B to 16 GiB in steps of 4x (half the points of :func:`size_grid`: a smaller page)."""
+
+DEFAULT_VIEWS = (("all_reduce", "auto"), ("all_reduce", "ring"), ("all_gather", "auto"), ("all_to_all", "auto"))
+"""(collective, algorithm) pairs offered by the static explorer's dropdown."""
+
+
+def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
+                               views: tuple[tuple[str, str], ...] = DEFAULT_VIEWS,
+                               gpu_counts: tuple[int, ...] = (2, 4, 8, 16, 64), initial_gpus: int = 8,
+                               sizes: list[int] | None = None) -> go.Figure:
+    """Static explorer: several catalog systems on one log-log plot, alpha and beta parts apart.
+
+    A dropdown picks the (collective, algorithm) view; a slider picks the GPU count. Each system
+    takes the fewest of its nodes that hold the GPUs (:func:`nodes_for`), so past 8 GPUs a DGX goes
+    over InfiniBand while an NVL72 stays in its NVLink domain. Combinations the model does not
+    cover (all_gather across nodes, a system without NICs) are left blank. Both controls only
+    replay precomputed data: the figure works in static HTML, no kernel.
+
+    Parameters
+    ----------
+    systems : tuple of str
+        Keys of :func:`system_choices`.
+    views : tuple of (collective, algorithm)
+        Dropdown entries.
+    gpu_counts : tuple of int
+        Slider positions.
+    initial_gpus : int
+        The slider's starting position; one of ``gpu_counts``.
+    sizes : list of int, optional
+        Message sizes in bytes (default :data:`EXPLORER_SIZES`: 64 B to 16 GiB, powers of four).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        ``len(views) x len(systems) x 5`` traces (time, busbw, alpha, beta, algbw per system and view).
+
+    Raises
+    ------
+    GpucommError
+        If ``initial_gpus`` is not in ``gpu_counts`` or a system key is not modelled.
+    """
+    if initial_gpus not in gpu_counts:
+        raise GpucommError(f"initial GPU count {initial_gpus!r} is not valid: expected one of {gpu_counts}")
+    modelled = [k for _, k in _compare_choices()]
+    for key in systems:
+        if key not in modelled:
+            raise GpucommError(f"system {key!r} is not valid: expected one of {', '.join(modelled)}")
+    from gpucomm.model.hardware import get_system
+
+    sizes = sizes or list(EXPLORER_SIZES)
+
+    def ys(n: int) -> list[list]:
+        out = []
+        for collective, algorithm in views:
+            for key in systems:
+                nodes = nodes_for(key, n)
+                series = None
+                if nodes is not None:
+                    try:
+                        series = cost_series(CostInputs(collective=collective, algorithm=algorithm, num_ranks=n,
+                                                        num_nodes=nodes, system=key), sizes)
+                    except GpucommError:
+                        series = None
+                out += [series[k] if series else [None] * len(sizes) for k in _SERIES_KEYS]
+        return out
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("time per operation", "bus and algorithm bandwidth"),
+                        horizontal_spacing=0.14)
+    for v, _view in enumerate(views):
+        for i, key in enumerate(systems):
+            _series_traces(fig, get_system(key).name, _color(i, len(systems)), sizes, None, visible=v == 0)
+    traces = tuple(range(len(fig.data)))
+
+    def update(n: int) -> FigureUpdate:
+        y = ys(n)
+        return FigureUpdate({"y": y}, traces, {"title.text": f"{n} GPUs (a system's nodes added as needed; model)",
+                                               "yaxis.range": _time_range(y[::5])})
+
+    steps = [dict(method="update", label=str(n), args=step_args(update(n))) for n in gpu_counts]
+    initial = step_args(update(initial_gpus))
+    for index, y in zip(traces, initial[0]["y"]):
+        fig.data[index].y = y
+    per_view = len(systems) * 5
+    buttons = [dict(method="restyle", label=f"{c} ({a})" if a != "auto" else c,
+                    args=[{"visible": [v == w for w in range(len(views)) for _ in range(per_view)]}])
+               for v, (c, a) in enumerate(views)]
+    _explorer_layout(fig, sizes, initial[1]["title.text"])
+    fig.layout.yaxis.range = initial[1]["yaxis.range"]
+    fig.update_layout(
+        height=680, margin=dict(t=150, b=230),
+        updatemenus=[dict(type="dropdown", buttons=buttons, active=0, x=0, xanchor="left", y=1.1, yanchor="bottom",
+                          showactive=True)],
+        sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=-0.42, len=0.9, x=0.05,
+                      currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))])
+    return fig

@@ -1,0 +1,449 @@
+"""Calculator inputs: fields that carry label, unit, range and help; validation; catalog choices.
+
+Every calculator of the course describes its inputs with one frozen dataclass whose fields are
+made by :func:`param`. The metadata (label, unit, range or choices, help) is all a widget needs
+to build its controls (:mod:`gpucomm.viz.widgets.controls`) and all :func:`check_inputs` needs to
+refuse a bad value with a message that names it and says what is accepted. Choices are
+functions that read the catalog (:mod:`gpucomm.model.hardware`, :data:`gpucomm.model.tp.MODELS`) when
+called, so a calculator never carries a hardware or model literal of its own.
+
+Figures are updated through :class:`FigureUpdate`: the same object feeds a live
+``go.FigureWidget`` (:func:`apply_update`, inside ``batch_update()``) and the precomputed steps
+of a static plotly slider or dropdown (:func:`step_args`), so both show the same numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from gpucomm import GpucommError
+
+__all__ = [
+    "param", "input_fields", "check_inputs", "with_inputs", "FigureUpdate", "apply_update", "step_args", "compact",
+    "Interconnect", "interconnect_choices", "get_interconnect", "collective_choices", "algorithm_choices",
+    "protocol_choices", "link_choices", "network_choices", "gpu_choices", "model_choices", "dtype_choices",
+    "system_choices", "system_fabric", "nodes_for",
+]
+
+Choices = Callable[[], list[tuple[str, Any]]]
+"""A function returning ``[(label shown to people, value), ...]``, read from the catalog when called."""
+
+
+def param(default: Any, *, label: str, help: str, unit: str = "", min: float | None = None,  # noqa: A002
+          max: float | None = None, choices: Choices | None = None, kind: str | None = None) -> Any:
+    """A dataclass field of a calculator's inputs, with the metadata controls and checks need.
+
+    Parameters
+    ----------
+    default
+        Default value (SI units: bytes, seconds, counts).
+    label : str
+        Short name shown next to the control.
+    help : str
+        One sentence for people: what the value means, in which unit.
+    unit : str
+        Unit of the value (``"bytes"``, ``"tokens"``, ``"GPUs"``...). ``"bytes"`` makes a size
+        field, entered as text such as ``64MiB`` (:func:`gpucomm.model.units.parse_size`).
+    min, max : float, optional
+        Accepted range, inclusive (numbers).
+    choices : callable, optional
+        Returns ``[(label, value), ...]``: the accepted values (catalog keys).
+    kind : {"choice", "multi", "size", "int", "float", "bool"}, optional
+        Inferred when omitted: ``multi`` for a tuple with choices, ``choice`` with choices,
+        ``size`` for unit bytes, else from the type of ``default``.
+
+    Returns
+    -------
+    dataclasses.Field
+    """
+    if kind is None:
+        if choices is not None:
+            kind = "multi" if isinstance(default, tuple) else "choice"
+        elif unit == "bytes":
+            kind = "size"
+        elif isinstance(default, bool):
+            kind = "bool"
+        elif isinstance(default, int):
+            kind = "int"
+        else:
+            kind = "float"
+    meta = {"label": label, "help": help, "unit": unit, "min": min, "max": max, "choices": choices, "kind": kind}
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def input_fields(inputs_or_cls) -> list[tuple[str, dict]]:
+    """``[(field name, metadata), ...]`` of a calculator's inputs dataclass, in declaration order."""
+    return [(f.name, dict(f.metadata)) for f in dataclasses.fields(inputs_or_cls) if "label" in f.metadata]
+
+
+def _describe_range(meta: dict) -> str:
+    unit = f" {meta['unit']}" if meta["unit"] and meta["kind"] != "size" else ""
+    what = "an integer" if meta["kind"] in ("int", "size") else "a number"
+    if meta["min"] is not None and meta["max"] is not None:
+        return f"{what} from {meta['min']:g} to {meta['max']:g}{unit}"
+    if meta["min"] is not None:
+        return f"{what} >= {meta['min']:g}{unit}"
+    return what
+
+
+def check_inputs(inputs) -> Any:
+    """Return ``inputs`` if every field is of its kind and in its range or choices, else raise.
+
+    Raises
+    ------
+    GpucommError
+        Naming the first bad field, its value and what is accepted, e.g. ``"GPUs 0 is not
+        valid: expected an integer from 1 to 100000 GPUs"``.
+    """
+    for name, meta in input_fields(inputs):
+        value = getattr(inputs, name)
+        label = meta["label"]
+        if meta["kind"] in ("choice", "multi"):
+            accepted = [v for _, v in meta["choices"]()]
+            values = value if meta["kind"] == "multi" else (value,)
+            if meta["kind"] == "multi" and not isinstance(value, tuple):
+                raise GpucommError(f"{label} {value!r} is not valid: expected a tuple of {', '.join(map(str, accepted))}")
+            for v in values:
+                if v not in accepted:
+                    raise GpucommError(f"{label} {v!r} is not valid: expected one of {', '.join(map(str, accepted))}")
+        elif meta["kind"] == "bool":
+            if not isinstance(value, bool):
+                raise GpucommError(f"{label} {value!r} is not valid: expected True or False")
+        else:
+            integer = meta["kind"] in ("int", "size")
+            ok_type = (isinstance(value, int) if integer else isinstance(value, (int, float))) and not isinstance(value, bool)
+            if not ok_type or (not integer and not math.isfinite(value)):
+                raise GpucommError(f"{label} {value!r} is not valid: expected {_describe_range(meta)}")
+            if (meta["min"] is not None and value < meta["min"]) or (meta["max"] is not None and value > meta["max"]):
+                raise GpucommError(f"{label} {value!r} is not valid: expected {_describe_range(meta)}")
+    return inputs
+
+
+def with_inputs(inputs, **changes) -> Any:
+    """``dataclasses.replace(inputs, **changes)``, checked by :func:`check_inputs`."""
+    return check_inputs(dataclasses.replace(inputs, **changes))
+
+
+# --- one update for both worlds: live FigureWidget and static slider steps ----------------------------
+
+@dataclass(frozen=True)
+class FigureUpdate:
+    """New trace properties and layout of a calculator figure, plus a one-line summary.
+
+    Attributes
+    ----------
+    data : dict
+        ``{property: [value for each trace in traces]}``, e.g. ``{"y": [[...], [...]]}``.
+    traces : tuple of int
+        Indices of the traces ``data`` applies to, in order.
+    layout : dict
+        Layout properties by path (``{"title.text": "..."}``).
+    summary : str
+        The result in one line of plain text, for a status line.
+    """
+
+    data: dict[str, list]
+    traces: tuple[int, ...]
+    layout: dict[str, Any]
+    summary: str = ""
+
+
+def apply_update(fig, update: FigureUpdate) -> None:
+    """Set the update's trace and layout properties on ``fig`` (a Figure or FigureWidget).
+
+    Call it inside ``fig.batch_update()`` on a FigureWidget so the browser gets one message.
+    """
+    for key, values in update.data.items():
+        for index, value in zip(update.traces, values):
+            fig.data[index][key] = value
+    for path, value in update.layout.items():
+        fig.layout[path] = value
+
+
+def compact(value: Any, digits: int = 4) -> Any:
+    """Round floats (also inside lists) to ``digits`` significant digits: smaller static figures.
+
+    ``None`` and non-finite values become ``None`` (a gap in a plotly line).
+
+    Examples
+    --------
+    >>> compact([1234.5678, None, 0.000123456])
+    [1235.0, None, 0.0001235]
+    """
+    if isinstance(value, (list, tuple)):
+        return [compact(v, digits) for v in value]
+    if isinstance(value, bool) or not isinstance(value, float):
+        return value
+    if not math.isfinite(value):
+        return None
+    return float(f"{value:.{digits}g}")
+
+
+def step_args(update: FigureUpdate, digits: int = 4) -> list:
+    """``args`` of a plotly slider step or dropdown button (method ``"update"``) for ``update``."""
+    data = {key: [compact(v, digits) for v in values] for key, values in update.data.items()}
+    return [data, dict(update.layout), list(update.traces)]
+
+
+# --- catalog choices -------------------------------------------------------------------------------------
+
+def collective_choices() -> list[tuple[str, str]]:
+    """Collectives in torch.distributed spelling (:data:`gpucomm.model.collectives.COLLECTIVES`)."""
+    from gpucomm.model.collectives import COLLECTIVES
+
+    return [(c, c) for c in COLLECTIVES]
+
+
+def algorithm_choices() -> list[tuple[str, str]]:
+    """Algorithms of :data:`gpucomm.model.cost.ALGORITHMS` (``auto`` = NCCL-like choice)."""
+    from gpucomm.model.cost import ALGORITHMS
+
+    return [(a, a) for a in ALGORITHMS]
+
+
+def protocol_choices() -> list[tuple[str, str]]:
+    """``auto`` and the protocols of :data:`gpucomm.model.cost.PROTOCOLS`."""
+    from gpucomm.model.cost import PROTOCOLS
+
+    return [("auto", "auto")] + [(p, p) for p in PROTOCOLS]
+
+
+def link_choices() -> list[tuple[str, str]]:
+    """Every link of :data:`gpucomm.model.hardware.LINKS`, by its name."""
+    from gpucomm.model.hardware import LINKS
+
+    return [(link.name, key) for key, link in LINKS.items()]
+
+
+def network_choices() -> list[tuple[str, str]]:
+    """Scale-out ports of :data:`gpucomm.model.hardware.NETWORKS`."""
+    from gpucomm.model.hardware import NETWORKS
+
+    return [(net.name, key) for key, net in NETWORKS.items()]
+
+
+def network_or_system_choices() -> list[tuple[str, str]]:
+    """``"system"`` (the preset system's own NICs) and every network port."""
+    return [("the system's own NICs", "system")] + network_choices()
+
+
+def gpu_choices() -> list[tuple[str, str]]:
+    """GPUs of the catalog with dense FP16/BF16 FLOP/s, memory bandwidth and memory (roofline-ready)."""
+    from gpucomm.model.hardware import GPUS
+
+    return [(g.name, k) for k, g in GPUS.items()
+            if g.has_roofline and g.mem_bytes]
+
+
+def model_choices() -> list[tuple[str, str]]:
+    """Transformer presets of :data:`gpucomm.model.tp.MODELS`."""
+    from gpucomm.model.tp import MODELS
+
+    return [(m.name, k) for k, m in MODELS.items()]
+
+
+def dtype_choices() -> list[tuple[str, str]]:
+    """Short dtype names of :data:`gpucomm.model.tp.DTYPE_BYTES` (the long aliases ``float16``... left out)."""
+    from gpucomm.model.tp import DTYPE_BYTES
+
+    return [(f"{k} ({b} B)", k) for k, b in DTYPE_BYTES.items() if not k.startswith(("float", "bfloat"))]
+
+
+# --- interconnects: a link and how the GPUs are wired with it -------------------------------------------
+
+@dataclass(frozen=True)
+class Interconnect:
+    """How the GPUs of one group reach each other: a catalog link, wired through a switch or as a mesh.
+
+    Attributes
+    ----------
+    link : str
+        Key of :data:`gpucomm.model.hardware.LINKS`.
+    topology : {"switch", "mesh"}
+        ``switch``: NVSwitch (or a PCIe tree): every pair at the GPU's full bandwidth. ``mesh``: direct
+        point-to-point links, each GPU's bandwidth split over ``mesh_size - 1`` peers
+        (:func:`gpucomm.model.cost.per_gpu_bw_bytes_per_s`).
+    p2p : bool
+        False: P2P off, traffic staged through host memory (PCIe only).
+    mesh_size : int
+        GPUs wired in the mesh.
+    """
+
+    link: str
+    topology: str = "switch"
+    p2p: bool = True
+    mesh_size: int = 8
+
+    @property
+    def key(self) -> str:
+        """``"nvlink4:switch"``, ``"nvlink4:mesh8"``, ``"pcie4:p2p"``, ``"pcie4:no-p2p"``."""
+        from gpucomm.model.hardware import get_link
+
+        if get_link(self.link).kind == "pcie":
+            return f"{self.link}:{'p2p' if self.p2p else 'no-p2p'}"
+        return f"{self.link}:{'switch' if self.topology == 'switch' else f'mesh{self.mesh_size}'}"
+
+    @property
+    def label(self) -> str:
+        """Human name: ``"NVLink 4.0 ... via NVSwitch"``, ``"... P2P mesh of 8"``, ``"PCIe 4.0 x16, no P2P"``."""
+        from gpucomm.model.hardware import get_link
+
+        link = get_link(self.link)
+        short = link.name.split(" (")[0]
+        if link.kind == "pcie":
+            return f"{short}, {'P2P' if self.p2p else 'no P2P (via host memory)'}"
+        return f"{short} {'via NVSwitch' if self.topology == 'switch' else f'P2P mesh of {self.mesh_size}'}"
+
+    def fabric(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`gpucomm.model.cost.collective_cost` (``link``, ``p2p``, ``topology``, ``mesh_size``)."""
+        return {"link": self.link, "p2p": self.p2p, "topology": self.topology, "mesh_size": self.mesh_size}
+
+
+def interconnect_choices() -> list[tuple[str, str]]:
+    """Presets built from the link catalog: NVLink via NVSwitch or as a mesh of 8; PCIe with or without P2P.
+
+    The mesh of 8 is the point-to-point board of NVIDIA's "P2P vs NVSwitch" comparison (seed 001).
+    """
+    from gpucomm.model.hardware import LINKS
+
+    out = []
+    for key, link in LINKS.items():
+        options = ([Interconnect(key), Interconnect(key, "mesh", True, 8)] if link.kind == "nvlink"
+                   else [Interconnect(key), Interconnect(key, p2p=False)])
+        out += [(ic.label, ic.key) for ic in options]
+    return out
+
+
+def get_interconnect(key: str | Interconnect) -> Interconnect:
+    """Parse an interconnect key (see :attr:`Interconnect.key`).
+
+    Raises
+    ------
+    GpucommError
+        For a key that is not ``<link>:switch``, ``<link>:mesh<N>``, ``<link>:p2p`` or ``<link>:no-p2p``.
+
+    Examples
+    --------
+    >>> get_interconnect("nvlink4:mesh8")
+    Interconnect(link='nvlink4', topology='mesh', p2p=True, mesh_size=8)
+    """
+    if isinstance(key, Interconnect):
+        return key
+    from gpucomm.model.hardware import get_link
+
+    link, _, how = str(key).partition(":")
+    try:
+        get_link(link)
+    except GpucommError:
+        how = None
+    if how == "switch":
+        return Interconnect(link)
+    if how == "p2p":
+        return Interconnect(link)
+    if how == "no-p2p":
+        return Interconnect(link, p2p=False)
+    if how and how.startswith("mesh") and how[4:].isdigit() and int(how[4:]) >= 2:
+        return Interconnect(link, "mesh", True, int(how[4:]))
+    raise GpucommError(f"interconnect {key!r} is not valid: expected <link>:switch, <link>:mesh<N>, <link>:p2p or "
+                       f"<link>:no-p2p, e.g. nvlink4:switch, nvlink4:mesh8, pcie4:no-p2p")
+
+
+# --- whole systems of the catalog as a collective sees them ------------------------------------------------
+
+def _system_link(system) -> tuple[str, bool] | None:
+    """(link key, p2p) of a catalog system whose GPUs all reach each other at full bandwidth, else None."""
+    from gpucomm.model.hardware import LINKS, get_gpu
+
+    gpu = get_gpu(system.gpu_key)
+    if system.fabric == "nvswitch" and gpu.nvlink_gen:
+        key = f"nvlink{gpu.nvlink_gen}"
+        if key in LINKS and LINKS[key].bw_bytes_per_s == gpu.nvlink_bw_bytes_per_s:
+            return key, True
+    if system.fabric == "pcie" and gpu.pcie_gen and f"pcie{gpu.pcie_gen}" in LINKS:
+        return f"pcie{gpu.pcie_gen}", bool(system.p2p)
+    return None
+
+
+def system_choices() -> list[tuple[str, str]]:
+    """Catalog systems the cost model represents (NVSwitch boxes, PCIe boxes), plus ``custom``.
+
+    Hybrid cube-mesh (DGX-1) and NVLink-bridged pairs are left out: not every GPU reaches every
+    other over NVLink there, which neither the switch nor the even-mesh model describes.
+    """
+    from gpucomm.model.hardware import SYSTEMS
+
+    return [("custom (choose the link)", "custom")] + [(s.name, k) for k, s in SYSTEMS.items() if _system_link(s)]
+
+
+def system_fabric(system: str, *, num_ranks: int, num_nodes: int = 1, network: str | None = None) -> dict[str, Any]:
+    """Keyword arguments of :func:`gpucomm.model.cost.collective_cost` for ``num_ranks`` GPUs of a catalog system.
+
+    Parameters
+    ----------
+    system : str
+        Key of :data:`gpucomm.model.hardware.SYSTEMS` (one of :func:`system_choices`).
+    num_ranks : int
+        GPUs taking part, over all nodes.
+    num_nodes : int
+        Systems (nodes) they are spread over.
+    network : str, optional
+        Scale-out port to use instead of the system's own NICs.
+
+    Returns
+    -------
+    dict
+        ``link``, ``p2p``, ``topology="switch"``, ``num_nodes``, and across nodes ``network`` and
+        ``nics_per_node`` (the system's NIC count).
+
+    Raises
+    ------
+    GpucommError
+        Unknown or unmodelled system; more GPUs per node than the system has; several nodes of a
+        system without NICs in the catalog and no ``network``.
+
+    Examples
+    --------
+    >>> system_fabric("dgx_h100", num_ranks=16, num_nodes=2)["network"]
+    'ib_ndr'
+    """
+    from gpucomm.model.hardware import get_system
+
+    spec = get_system(system)
+    link = _system_link(spec)
+    if link is None:
+        raise GpucommError(f"system {system!r} ({spec.fabric}) is not modelled: expected one of "
+                           + ", ".join(k for _, k in system_choices() if k != "custom"))
+    if num_nodes < 1 or num_ranks % num_nodes:
+        raise GpucommError(f"{num_ranks} GPUs over {num_nodes} nodes: expected a multiple of the node count")
+    per_node = num_ranks // num_nodes
+    if per_node > spec.num_gpus:
+        raise GpucommError(f"{per_node} GPUs per node do not fit a {spec.name} ({spec.num_gpus} GPUs): "
+                           f"expected at most {spec.num_gpus} GPUs per node (use more nodes)")
+    kwargs: dict[str, Any] = {"link": link[0], "p2p": link[1], "topology": "switch", "num_nodes": num_nodes}
+    if num_nodes > 1:
+        net = network or spec.nic_key
+        if net is None:
+            raise GpucommError(f"{spec.name} has no scale-out NICs in the catalog: expected a network for {num_nodes} nodes")
+        kwargs["network"] = net
+        kwargs["nics_per_node"] = spec.num_nics if network is None and spec.num_nics else None
+    return kwargs
+
+
+def nodes_for(system: str, num_ranks: int) -> int | None:
+    """Fewest nodes of ``system`` that hold ``num_ranks`` GPUs evenly, or None if none does.
+
+    Examples
+    --------
+    >>> nodes_for("dgx_h100", 64), nodes_for("gb200_nvl72", 64), nodes_for("dgx_h100", 12)
+    (8, 1, 2)
+    """
+    from gpucomm.model.hardware import get_system
+
+    per_node_max = get_system(system).num_gpus
+    for nodes in range(max(1, -(-num_ranks // per_node_max)), num_ranks + 1):
+        if num_ranks % nodes == 0 and num_ranks // nodes <= per_node_max:
+            return nodes
+    return None

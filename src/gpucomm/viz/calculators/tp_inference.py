@@ -1,0 +1,361 @@
+"""TP inference calculator: compute vs communication per layer, tokens/s, speed-up vs TP degree.
+
+The model is :func:`gpucomm.model.tp.tp_step` (roofline compute + all_reduce communication of one
+forward pass) and :func:`gpucomm.model.tp.tp_speedup`; this module adds the request view (a prefill,
+then ``output_len`` decode steps) and the figures. Static HTML: :func:`tp_explorer_figure`
+(a slider over the TP degree); live: :func:`gpucomm.viz.widgets.tp.build_tp_widget`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from gpucomm import GpucommError
+from gpucomm.viz.calculators.inputs import (
+    FigureUpdate, apply_update, check_inputs, dtype_choices, get_interconnect, gpu_choices, interconnect_choices,
+    model_choices, param, step_args,
+)
+from gpucomm.model.tp import TPStep, get_model, tp_speedup, tp_step
+from gpucomm.model.units import format_time
+
+__all__ = ["TPInputs", "TPRequest", "tp_request", "tp_degrees", "tp_figure", "tp_update", "tp_explorer_figure",
+           "SEED_001_TABLE3", "BATCHES", "SEED_INTERCONNECTS", "table3_rows"]
+
+SEED_001_URL = "https://developer.nvidia.com/blog/nvidia-nvlink-and-nvidia-nvswitch-supercharge-large-language-model-inference/"
+
+SEED_001_TABLE3 = {
+    "batch": (1, 2, 4, 8, 16, 32),
+    "nvlink4:mesh8": (25, 44, 66, 87, 103, 112),
+    "nvlink4:switch": (26, 47, 76, 110, 142, 168),
+}
+"""NVIDIA's Table 3 (seed 001): output tokens/s per GPU vs batch, Llama 3.1 70B, H200, TP=2, ISL/OSL 8K/256,
+point-to-point board vs NVSwitch. "Throughput modeled using internal measurements" (NVIDIA, not a run anyone
+can repeat; dtype and serving engine not stated). Source: :data:`SEED_001_URL` (Table 3)."""
+
+SEED_INTERCONNECTS = ("nvlink4:switch", "nvlink4:mesh8", "pcie5:p2p", "pcie4:no-p2p")
+"""Interconnects of the static explorer: the seed's NVSwitch and P2P-mesh boards, then PCIe with and without P2P."""
+
+BATCHES = (1, 2, 4, 8, 16, 32, 64)
+"""Batch sizes of the throughput panel (the seed's 1-32, and 64)."""
+
+
+@dataclass(frozen=True)
+class TPInputs:
+    """Inputs of the TP inference calculator. Lengths in tokens."""
+
+    model: str = param("llama-3-70b", label="model", choices=model_choices,
+                       help="Transformer preset (Hugging Face config.json shapes).")
+    tp_size: int = param(2, label="TP degree", unit="GPUs", min=1, max=128,
+                         help="GPUs sharing every layer; must divide the attention heads.")
+    batch: int = param(8, label="batch", unit="sequences", min=1, max=4096,
+                       help="Sequences processed together.")
+    prompt_len: int = param(8192, label="prompt", unit="tokens", min=1, max=1_048_576,
+                            help="Input (prompt) tokens per sequence: the prefill.")
+    output_len: int = param(256, label="output", unit="tokens", min=1, max=1_048_576,
+                            help="Generated tokens per sequence: the decode steps.")
+    dtype: str = param("fp16", label="dtype", choices=dtype_choices,
+                       help="Weights, activations and KV cache dtype.")
+    gpu: str = param("h200_sxm", label="GPU", choices=gpu_choices,
+                     help="Catalog GPU: dense FLOP/s and memory bandwidth set the compute roofline.")
+    interconnect: str = param("nvlink4:switch", label="interconnect", choices=interconnect_choices,
+                              help="Link between the TP GPUs and how it is wired (switch, P2P mesh, PCIe with or without P2P).")
+
+
+@dataclass(frozen=True)
+class TPRequest:
+    """A batch of requests served by one TP group: one prefill, then ``output_len`` decode steps.
+
+    Times in s; ``prefill`` and ``decode`` are :class:`gpucomm.model.tp.TPStep` (per-layer times inside).
+    """
+
+    prefill: TPStep
+    decode: TPStep
+    """The decode step at the mean context ``prompt_len + output_len / 2``."""
+    output_len: int
+    request_s: float
+    """Prefill + ``output_len`` decode steps, no overlap between them."""
+    tokens_per_s_per_user: float
+    """Decode speed one user sees: 1 / decode step time."""
+    tokens_per_s_per_gpu: float
+    """Output tokens of the whole batch per second of request time, per GPU of the group."""
+
+
+def tp_request(model: str, *, gpu: str, tp_size: int, interconnect: str, batch: int = 1, prompt_len: int = 8192,
+               output_len: int = 256, dtype: str = "fp16") -> TPRequest:
+    """Prefill + decode of one batch on a TP group: the request view of :func:`gpucomm.model.tp.tp_step`.
+
+    Parameters
+    ----------
+    model, gpu, tp_size, batch, prompt_len, dtype
+        As :func:`gpucomm.model.tp.tp_step`.
+    interconnect : str
+        Key of :func:`~gpucomm.viz.calculators.inputs.interconnect_choices` (``"nvlink4:mesh8"``...).
+    output_len : int
+        Tokens generated per sequence, >= 1.
+
+    Returns
+    -------
+    TPRequest
+
+    Raises
+    ------
+    GpucommError
+        As :func:`gpucomm.model.tp.tp_step`; an output length below 1; a TP degree larger than the mesh.
+
+    Notes
+    -----
+    ``request_s = prefill + output_len x decode``; ``tokens_per_s_per_gpu = batch x output_len /
+    request_s / tp_size`` (the output-token throughput of NVIDIA's Table 3, seed 001). The decode
+    step is evaluated once, at the mean context ``prompt_len + output_len / 2``: exact while the
+    step time is linear in the context (it stays memory- or compute-bound over the output), which
+    holds for the presets unless a batch sits right at the roofline's ridge. A static batch: every
+    sequence starts and ends together (no in-flight batching).
+
+    Examples
+    --------
+    >>> r = tp_request("llama-3-70b", gpu="h200_sxm", tp_size=2, interconnect="nvlink4:switch", batch=8)
+    >>> r.decode.memory_bound, round(r.tokens_per_s_per_gpu)
+    (True, 99)
+    """
+    ic = get_interconnect(interconnect)
+    if isinstance(output_len, bool) or not isinstance(output_len, int) or output_len < 1:
+        raise GpucommError(f"output length {output_len!r} is not valid: expected a positive integer")
+    if ic.topology == "mesh" and tp_size > ic.mesh_size:
+        raise GpucommError(f"TP degree {tp_size} does not fit a mesh of {ic.mesh_size} GPUs: expected at most {ic.mesh_size}")
+    common = dict(gpu=gpu, tp_size=tp_size, batch=batch, prompt_len=prompt_len, dtype=dtype, **ic.fabric())
+    prefill = tp_step(model, phase="prefill", **common)
+    decode = tp_step(model, phase="decode", context_len=prompt_len + output_len // 2, **common)
+    request_s = prefill.step_s + output_len * decode.step_s
+    return TPRequest(prefill, decode, output_len, request_s, 1.0 / decode.step_s,
+                     batch * output_len / request_s / tp_size)
+
+
+def tp_degrees(model: str, interconnect: str, limit: int = 8) -> list[int]:
+    """TP degrees up to ``limit`` that divide the model's attention heads and fit the interconnect's mesh.
+
+    Examples
+    --------
+    >>> tp_degrees("llama-3-70b", "nvlink4:switch")
+    [1, 2, 4, 8]
+    """
+    cfg = get_model(model)
+    ic = get_interconnect(interconnect)
+    top = min(limit, ic.mesh_size) if ic.topology == "mesh" else limit
+    return [t for t in range(1, top + 1) if cfg.num_attention_heads % t == 0 and t & (t - 1) == 0]
+
+
+def _seed_matches(inputs: TPInputs) -> bool:
+    return (inputs.model == "llama-3-70b" and inputs.gpu == "h200_sxm" and inputs.tp_size == 2
+            and inputs.prompt_len == 8192 and inputs.output_len == 256)
+
+
+def _request(inputs: TPInputs, interconnect: str, **changes) -> TPRequest:
+    values = dict(model=inputs.model, gpu=inputs.gpu, tp_size=inputs.tp_size, interconnect=interconnect,
+                  batch=inputs.batch, prompt_len=inputs.prompt_len, output_len=inputs.output_len, dtype=inputs.dtype)
+    values.update(changes)
+    return tp_request(values.pop("model"), **values)
+
+
+def _speedups(inputs: TPInputs, interconnect: str, degrees: list[int]) -> tuple[list[float], list[float]]:
+    ic = get_interconnect(interconnect)
+    common = dict(gpu=inputs.gpu, link=ic.link, batch=inputs.batch, prompt_len=inputs.prompt_len, dtype=inputs.dtype,
+                  p2p=ic.p2p, topology=ic.topology, mesh_size=ic.mesh_size)
+    decode = [tp_speedup(inputs.model, tp_size=t, phase="decode", context_len=inputs.prompt_len + inputs.output_len // 2,
+                         **common) for t in degrees]
+    prefill = [tp_speedup(inputs.model, tp_size=t, phase="prefill", **common) for t in degrees]
+    return decode, prefill
+
+
+def _bar_label(interconnect: str) -> str:
+    """The interconnect's label on two lines (bar categories of a narrow page)."""
+    label = get_interconnect(interconnect).label.replace(" (via host memory)", "")
+    for sep in (" via ", " P2P mesh", ", "):
+        if sep in label:
+            head, tail = label.split(sep, 1)
+            return f"{head}<br>{sep.strip(', ')} {tail.strip()}".replace("<br> ", "<br>")
+    return label
+
+
+def _colors(n: int) -> list[str]:
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    return [palette[i % len(palette)] for i in range(n)]
+
+
+def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | None = None) -> go.Figure:
+    """Four panels: prefill and decode time per layer (compute vs all_reduce), speed-up vs TP degree,
+    output tokens/s per GPU vs batch.
+
+    Parameters
+    ----------
+    inputs : TPInputs, optional
+        Default ``TPInputs()``.
+    interconnects : tuple of str, optional
+        Interconnects drawn side by side (default: ``inputs.interconnect`` alone, as in the live widget).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Traces: [0, 1] prefill compute and communication bars, [2, 3] decode bars (one bar per
+        interconnect); per interconnect three lines (decode speed-up, prefill speed-up, tokens/s per GPU
+        vs batch); the ideal speed-up; NVIDIA's Table 3 points (P2P mesh, NVSwitch).
+
+    Raises
+    ------
+    GpucommError
+        For inputs the model refuses.
+    """
+    inputs = check_inputs(inputs or TPInputs())
+    interconnects = tuple(interconnects or (inputs.interconnect,))
+    labels = [_bar_label(k) for k in interconnects]
+    fig = make_subplots(rows=2, cols=2, vertical_spacing=0.2, horizontal_spacing=0.14,
+                        subplot_titles=("prefill: time per layer", "decode: time per layer (one step)",
+                                        "speed-up vs TP degree (over 1 GPU)", "output tokens/s per GPU vs batch"))
+    for col, (phase, unit) in enumerate((("prefill", "ms"), ("decode", "us")), start=1):
+        for part, color in (("compute", "#7f7f7f"), ("all_reduce", "#d62728")):
+            fig.add_trace(go.Bar(x=labels, y=[0.0] * len(labels), name=f"{part}", legendgroup=part,
+                                 showlegend=col == 1, marker_color=color, textposition="inside",
+                                 hovertemplate=f"{phase} {part}: %{{y:.3g}} {unit} per layer<extra>%{{x}}</extra>"),
+                          row=1, col=col)
+    for label, color in zip(labels, _colors(len(labels))):
+        fig.add_trace(go.Scatter(x=[], y=[], name=label, legendgroup=label, mode="lines+markers", line=dict(color=color),
+                                 hovertemplate="TP=%{x}: decode %{y:.2f}x<extra>%{fullData.name}</extra>"), row=2, col=1)
+        fig.add_trace(go.Scatter(x=[], y=[], name=f"{label} (prefill)", legendgroup=label, showlegend=False,
+                                 mode="lines+markers", line=dict(color=color, dash="dash"),
+                                 hovertemplate="TP=%{x}: prefill %{y:.2f}x<extra>" + label + "</extra>"), row=2, col=1)
+        fig.add_trace(go.Scatter(x=list(BATCHES), y=[], name=f"{label} (tokens/s)", legendgroup=label, showlegend=False,
+                                 mode="lines+markers", line=dict(color=color),
+                                 hovertemplate="batch %{x}: %{y:.3g} tok/s/GPU<extra>" + label + "</extra>"), row=2, col=2)
+    fig.add_trace(go.Scatter(x=[], y=[], name="ideal (linear) speed-up", mode="lines",
+                             line=dict(color="#999", dash="dot"), hoverinfo="skip"), row=2, col=1)
+    for key, symbol in (("nvlink4:mesh8", "x"), ("nvlink4:switch", "diamond")):
+        fig.add_trace(go.Scatter(x=list(SEED_001_TABLE3["batch"]), y=list(SEED_001_TABLE3[key]), mode="markers",
+                                 name=f"NVIDIA Table 3, H200 TP=2, {get_interconnect(key).label}",
+                                 marker=dict(symbol=symbol, size=10, color="black"),
+                                 hovertemplate="batch %{x}: %{y} tok/s/GPU (NVIDIA)<extra></extra>"), row=2, col=2)
+    fig.update_layout(barmode="stack", template="plotly_white", height=860, margin=dict(t=110, b=60),
+                      legend=dict(orientation="h", y=-0.1, yanchor="top"), title=dict(text="", y=0.98, yanchor="top"))
+    fig.update_yaxes(title_text="ms per layer", row=1, col=1)
+    fig.update_yaxes(title_text="us per layer", row=1, col=2)
+    fig.update_xaxes(title_text="TP degree", type="log", dtick=0.30103, row=2, col=1)
+    fig.update_yaxes(title_text="speed-up (x)", rangemode="tozero", row=2, col=1)
+    fig.update_xaxes(title_text="batch (sequences)", type="log", tickvals=list(BATCHES), row=2, col=2)
+    fig.update_yaxes(title_text="output tok/s per GPU", rangemode="tozero", row=2, col=2)
+    apply_update(fig, tp_update(inputs, interconnects))
+    return fig
+
+
+def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) -> FigureUpdate:
+    """All traces of :func:`tp_figure` for ``inputs``: the model, ready to apply or to store in a slider step.
+
+    Raises
+    ------
+    GpucommError
+        For inputs the model refuses (TP degree not dividing the heads, a mesh too small...).
+    """
+    inputs = check_inputs(inputs)
+    interconnects = tuple(interconnects or (inputs.interconnect,))
+    requests = [_request(inputs, k) for k in interconnects]
+    bars = [[r.prefill.compute_s * 1e3 for r in requests], [r.prefill.comm_s * 1e3 for r in requests],
+            [r.decode.compute_s * 1e6 for r in requests], [r.decode.comm_s * 1e6 for r in requests]]
+    shares = [[f"{r.prefill.comm_share:.0%}" for r in requests], [f"{r.decode.comm_share:.0%}" for r in requests]]
+    xs: list = [None] * 4
+    ys: list = list(bars)
+    texts: list = [[""] * len(requests), shares[0], [""] * len(requests), shares[1]]
+    ideal: list[int] = []
+    for k in interconnects:
+        degrees = tp_degrees(inputs.model, k)
+        decode, prefill = _speedups(inputs, k, degrees)
+        throughput = [_request(inputs, k, batch=b).tokens_per_s_per_gpu for b in BATCHES]
+        xs += [degrees, degrees, list(BATCHES)]
+        ys += [decode, prefill, throughput]
+        texts += [None, None, None]
+        ideal = max(ideal, degrees, key=len)
+    xs += [ideal, list(SEED_001_TABLE3["batch"]), list(SEED_001_TABLE3["batch"])]
+    ys += [[float(t) for t in ideal], list(SEED_001_TABLE3["nvlink4:mesh8"]), list(SEED_001_TABLE3["nvlink4:switch"])]
+    texts += [None, None, None]
+    n = len(ys)
+    data = {"y": ys, "x": [x if x is not None else [_bar_label(k) for k in interconnects] for x in xs],
+            "text": texts}
+    if len(interconnects) == 1:  # live: the published points only where they apply
+        data["visible"] = [True] * (n - 2) + [_seed_matches(inputs)] * 2
+    r = requests[0]
+    fit = "fits" if r.decode.fits_memory else "does NOT fit"
+    summary = (f"{get_model(inputs.model).name}, TP={inputs.tp_size} on {get_interconnect(interconnects[0]).label}: "
+               f"prefill of the batch {format_time(r.prefill.step_s)} (per layer {format_time(r.prefill.compute_s)} compute + "
+               f"{format_time(r.prefill.comm_s)} all_reduce, {r.prefill.comm_share:.0%} communication; "
+               f"{format_time(r.prefill.step_s / r.prefill.num_tokens)} per prompt token); "
+               f"decode {format_time(r.decode.step_s)} per output token (per layer {format_time(r.decode.compute_s)} compute + "
+               f"{format_time(r.decode.comm_s)} all_reduce, {r.decode.comm_share:.0%} communication); "
+               f"{r.tokens_per_s_per_user:.1f} tok/s per user, {r.tokens_per_s_per_gpu:.1f} tok/s per GPU; "
+               f"weights + KV cache {r.decode.mem_bytes_per_gpu / 1e9:.0f} GB per GPU ({fit} in memory)")
+    from gpucomm.model.hardware import get_gpu
+
+    title = (f"{get_model(inputs.model).key}, TP={inputs.tp_size} x {get_gpu(inputs.gpu).name}<br>"
+             f"<sup>batch {inputs.batch}, prompt {inputs.prompt_len} + output {inputs.output_len} tokens, "
+             f"{inputs.dtype} (model)</sup>")
+    return FigureUpdate(data, tuple(range(n)), {"title.text": title}, summary)
+
+
+def tp_explorer_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] = SEED_INTERCONNECTS,
+                       tp_sizes: tuple[int, ...] = (1, 2, 4, 8)) -> go.Figure:
+    """Static explorer: :func:`tp_figure` for several interconnects with a slider over the TP degree.
+
+    Each step replays precomputed data (bars, tokens/s vs batch, title); the speed-up panel does not
+    depend on the slider. Defaults reproduce the setting of NVIDIA's Table 3 (seed 001): Llama 3 70B,
+    H200, prompt 8192 and 8192 + 256 tokens, P2P mesh of 8 vs NVSwitch.
+
+    Raises
+    ------
+    GpucommError
+        If ``inputs.tp_size`` is not one of ``tp_sizes``, or the model refuses a step.
+    """
+    inputs = check_inputs(inputs or TPInputs())
+    if inputs.tp_size not in tp_sizes:
+        raise GpucommError(f"initial TP degree {inputs.tp_size!r} is not valid: expected one of {tp_sizes}")
+    fig = tp_figure(inputs, interconnects)
+    n_ic = len(interconnects)
+    moving = [0, 1, 2, 3] + [4 + 3 * i + 2 for i in range(n_ic)]
+    steps = []
+    for tp in tp_sizes:
+        full = tp_update(replace(inputs, tp_size=tp), interconnects)
+        update = FigureUpdate({k: [v[i] for i in moving] for k, v in full.data.items()}, tuple(moving), full.layout)
+        steps.append(dict(method="update", label=str(tp), args=step_args(update)))
+    fig.update_layout(sliders=[dict(active=tp_sizes.index(inputs.tp_size), steps=steps, y=1.08, yanchor="bottom",
+                                    len=0.55, x=1, xanchor="right", currentvalue=dict(prefix="TP degree: "),
+                                    pad=dict(t=0, b=0))],
+                      height=920, margin=dict(t=170, b=60))
+    return fig
+
+
+def table3_rows(*, dtype: str = "fp16") -> list[dict]:
+    """NVIDIA's Table 3 (seed 001) next to the model, one row per batch size.
+
+    The setting of the table: Llama 3 70B, H200 SXM, TP=2, 8192 prompt + 256 output tokens; P2P mesh of 8
+    (``nvlink4:mesh8``) vs NVSwitch (``nvlink4:switch``). Output tokens/s per GPU.
+
+    Returns
+    -------
+    list of dict
+        ``batch``, ``published_mesh``, ``model_mesh``, ``published_switch``, ``model_switch``,
+        ``published_advantage`` and ``model_advantage`` (switch / mesh).
+
+    Examples
+    --------
+    >>> row = table3_rows()[-1]
+    >>> row["batch"], row["published_advantage"] > 1.4, row["model_advantage"] > 1.3
+    (32, True, True)
+    """
+    rows = []
+    for i, batch in enumerate(SEED_001_TABLE3["batch"]):
+        model = {k: tp_request("llama-3-70b", gpu="h200_sxm", tp_size=2, interconnect=k, batch=batch, prompt_len=8192,
+                               output_len=256, dtype=dtype).tokens_per_s_per_gpu
+                 for k in ("nvlink4:mesh8", "nvlink4:switch")}
+        published = {k: SEED_001_TABLE3[k][i] for k in model}
+        rows.append({"batch": batch, "published_mesh": published["nvlink4:mesh8"], "model_mesh": model["nvlink4:mesh8"],
+                     "published_switch": published["nvlink4:switch"], "model_switch": model["nvlink4:switch"],
+                     "published_advantage": published["nvlink4:switch"] / published["nvlink4:mesh8"],
+                     "model_advantage": model["nvlink4:switch"] / model["nvlink4:mesh8"]})
+    return rows

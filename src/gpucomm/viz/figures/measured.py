@@ -1,0 +1,134 @@
+"""Measured sweeps as figures: busbw vs message size, with the fitted alpha-beta model.
+
+Takes the result records of :func:`gpucomm.measure.run_sweep` or
+:func:`gpucomm.measure.results.read_results` (plain dicts; no torch needed to plot a saved
+sweep) and draws them against the model fitted by :func:`gpucomm.model.fit.fit_sweep`, plus any
+other model curves, for example the catalog model of :mod:`gpucomm.model.cost` on GPUs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable, Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from gpucomm import GpucommError
+from gpucomm.model.collectives import busbw_factor
+from gpucomm.model.fit import AlphaBetaFit, fit_sweep
+from gpucomm.model.units import format_size, format_time
+
+#: A model curve: ``msg_bytes -> time_s`` (busbw is derived), or ``(msg_bytes, busbw_bytes_per_s)`` sequences.
+ModelCurve = Callable[[float], float] | tuple[Sequence[float], Sequence[float]]
+
+_MODEL_POINTS = 200  # points of a model curve drawn from a function: smooth at any zoom of the plot
+
+
+def _size_ticks(min_bytes: int, max_bytes: int) -> list[int]:
+    """Powers of two every 8x from the smallest size: about 9 readable labels for 8 B .. 64 MiB."""
+    lo = max(0, math.floor(math.log2(max(min_bytes, 1))))
+    hi = math.ceil(math.log2(max(max_bytes, 1)))
+    return [2**e for e in range(lo, hi + 1) if (e - lo) % 3 == 0]
+
+
+def _log_grid(min_bytes: float, max_bytes: float, points: int = _MODEL_POINTS) -> list[float]:
+    lo, hi = math.log(min_bytes), math.log(max_bytes)
+    return [math.exp(lo + (hi - lo) * i / (points - 1)) for i in range(points)]
+
+
+def measured_vs_model_figure(records: Iterable[dict], model_curve: Mapping[str, ModelCurve] | None = None, *,
+                             fit: AlphaBetaFit | str | None = "auto", title: str | None = None) -> go.Figure:
+    """Measured bus bandwidth vs message size, with the fitted alpha-beta model and other models.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Result records of one sweep (``msg_bytes``, ``time_s``, ``busbw_bytes_per_s``,
+        ``collective``, ``num_ranks``); a metadata record, if present, is skipped, and a
+        ``SweepResults``' ``.meta`` names the backend in the title.
+    model_curve : mapping of str to callable or (sizes, busbw), optional
+        Extra curves, by legend label: a function ``msg_bytes -> time_s`` (for example
+        ``lambda s: gpucomm.model.cost.all_reduce_time_s(s, 8, link="nvlink4")``), whose busbw
+        ``f S / t`` is drawn over the measured range; or a pair of sequences
+        ``(msg_bytes, busbw_bytes_per_s)`` drawn as given.
+    fit : AlphaBetaFit or "auto" or None
+        The alpha-beta curve: "auto" (default) fits :func:`gpucomm.model.fit.fit_sweep` to the
+        records (skipped if they cannot be fitted, e.g. one rank); a fit to draw; or None.
+    title : str, optional
+        Figure title (default: collective, ranks and backend).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        x: message size in bytes on a log axis, labelled in B/KiB/MiB/GiB; y: busbw in GB/s
+        (1e9 B/s, per direction). Hover shows the size, time and busbw of each point.
+
+    Raises
+    ------
+    GpucommError
+        If there are no result records, or they mix collectives or rank counts.
+
+    Examples
+    --------
+    >>> rows = [{"collective": "all_reduce", "num_ranks": 2, "msg_bytes": s, "time_s": 1e-4 + s / 1e9,
+    ...          "busbw_bytes_per_s": s / (1e-4 + s / 1e9)} for s in (8, 2**10, 2**20, 2**26)]
+    >>> fig = measured_vs_model_figure(rows)
+    >>> [t.name.split(":")[0] for t in fig.data]
+    ['measured', 'alpha-beta fit']
+    """
+    rows = sorted((r for r in records if r.get("record", "result") == "result"), key=lambda r: r["msg_bytes"])
+    if not rows:
+        raise GpucommError("no result records to plot: expected the records of a sweep")
+    kinds = {(r["collective"], r["num_ranks"]) for r in rows}
+    if len(kinds) != 1:
+        raise GpucommError(f"records mix collectives or rank counts {sorted(kinds)}: expected one sweep")
+    (collective, num_ranks), = kinds
+    meta = getattr(records, "meta", {}) or {}
+    sizes = [r["msg_bytes"] for r in rows]
+    lo, hi = sizes[0], sizes[-1]
+
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=sizes, y=[r["busbw_bytes_per_s"] / 1e9 for r in rows], name="measured", mode="markers+lines",
+        marker=dict(size=7, color="#1f77b4"), line=dict(color="#1f77b4", width=1),
+        customdata=[[format_size(r["msg_bytes"]), format_time(r["time_s"])] for r in rows],
+        hovertemplate="%{customdata[0]}: %{customdata[1]}, busbw %{y:.3g} GB/s<extra>measured</extra>"))
+
+    if isinstance(fit, str):
+        if fit != "auto":
+            raise GpucommError(f"fit {fit!r} is not valid: expected 'auto', an AlphaBetaFit or None")
+        try:
+            fit = fit_sweep(rows)
+        except GpucommError:
+            fit = None  # e.g. one rank (no data moves) or all sizes latency-bound: plot the data alone
+    grid = _log_grid(lo, hi) if hi > lo else [lo]
+    if fit is not None:
+        fig.add_trace(go.Scatter(
+            x=grid, y=[fit.busbw_at(s) / 1e9 for s in grid], mode="lines", line=dict(color="#d62728", dash="dash"),
+            name=f"alpha-beta fit: alpha = {format_time(fit.alpha_s)}, B = {fit.busbw_bytes_per_s / 1e9:.3g} GB/s",
+            hovertemplate="%{y:.3g} GB/s<extra>alpha-beta fit</extra>"))
+
+    factor = busbw_factor(collective, num_ranks)
+    for i, (label, curve) in enumerate((model_curve or {}).items()):
+        if callable(curve):
+            xs = grid
+            ys = [factor * s / curve(s) / 1e9 for s in grid]
+        else:
+            xs, busbw = curve
+            if len(xs) != len(busbw):
+                raise GpucommError(f"model curve {label!r} has {len(xs)} sizes but {len(busbw)} busbw values: "
+                                   "expected the same length")
+            ys = [b / 1e9 for b in busbw]
+        color = ["#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"][i % 5]
+        fig.add_trace(go.Scatter(x=list(xs), y=ys, mode="lines", name=label, line=dict(color=color),
+                                 hovertemplate="%{y:.3g} GB/s<extra>" + label.replace("<", "&lt;") + "</extra>"))
+
+    ticks = _size_ticks(lo, hi)
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[format_size(t) for t in ticks],
+                     title_text="message size per rank (binary units: 1 KiB = 1024 B)")
+    fig.update_yaxes(title_text="busbw (GB/s, per direction)", rangemode="tozero")  # GB/s = 1e9 B/s
+    backend = f", {meta['backend']}" if meta.get("backend") else ""
+    fig.update_layout(
+        title=title or f"{collective} on {num_ranks} ranks{backend}: measured busbw vs alpha-beta model",
+        height=480, margin=dict(t=70, b=130, l=80), legend=dict(orientation="h", y=-0.28), template="plotly_white")
+    return fig

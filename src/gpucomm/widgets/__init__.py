@@ -1,1 +1,0 @@
-"""Live calculators: thin ipywidgets UIs over :mod:`gpucomm.plots` and the model (need a Jupyter kernel)."""

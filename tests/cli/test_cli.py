@@ -1,0 +1,140 @@
+"""The gpucomm command as a user runs it: a table, --json, and one-line errors for bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+SEED_NVLINK_US, SEED_PCIE_US = 603, 11369
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "gpucomm", *args], capture_output=True, text=True)
+
+
+def test_cost_table_shows_time_algbw_busbw():
+    out = run("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB")
+    assert out.returncode == 0, out.stderr
+    for word in ("time", "algbw", "busbw", "GB/s", "64 MiB"):
+        assert word in out.stdout
+
+
+def test_cost_json_nvlink3_within_15_percent_of_seed():
+    out = run("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB", "--json")
+    data = json.loads(out.stdout)
+    assert {"time_s", "algbw_gb_per_s", "busbw_gb_per_s"} <= data.keys()
+    assert data["time_s"] * 1e6 == pytest.approx(SEED_NVLINK_US, rel=0.15)
+    assert data["busbw_gb_per_s"] == pytest.approx(data["algbw_gb_per_s"] * 1.5)
+
+
+def test_cost_json_pcie4_no_p2p_within_25_percent_of_seed():
+    out = run("cost", "all_reduce", "--link", "pcie4", "--no-p2p", "--gpus", "4", "--size", "64MiB", "--json")
+    assert json.loads(out.stdout)["time_s"] * 1e6 == pytest.approx(SEED_PCIE_US, rel=0.25)
+
+
+@pytest.mark.parametrize("size", ["64MiB", "64M", "67108864", "67.108864MB"])
+def test_size_suffixes(size):
+    out = run("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", size, "--json")
+    assert json.loads(out.stdout)["msg_bytes"] == 67108864
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--link", "nvlink9", "--gpus", "4", "--size", "1MiB"], "nvlink9"),
+    (["--link", "nvlink3", "--gpus", "0", "--size", "1MiB"], "GPUs 0"),
+    (["--link", "nvlink3", "--gpus", "four", "--size", "1MiB"], "'four'"),
+    (["--link", "nvlink3", "--gpus", "4", "--size", "-5MiB"], "-5MiB"),
+    (["--link", "nvlink3", "--gpus", "4", "--size", "0"], "'0'"),
+    (["--link", "nvlink3", "--gpus", "4", "--size", "12parsecs"], "parsecs"),
+    (["--link", "nvlink3", "--no-p2p", "--gpus", "4", "--size", "1MiB"], "nvlink3"),
+])
+def test_bad_input_exits_nonzero_with_one_clear_line(args, needle):
+    out = run("cost", "all_reduce", *args)
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert needle in lines[0] and "expected" in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["cost", "all_reduce", "--link", "nvlink4", "--gpus", "4", "--size", "1MiB", "--mesh-size", "4"], "--mesh-size 4"),
+    (["tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--mesh-size", "4"], "--mesh-size 4"),
+    (["tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--context", "512"], "--context 512"),
+])
+def test_flags_that_would_be_ignored_are_refused(args, needle):
+    out = run(*args)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert needle in out.stderr and "expected" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_mesh_size_and_context_where_they_apply():
+    mesh = run("cost", "all_reduce", "--link", "nvlink4", "--gpus", "2", "--size", "64MiB", "--topology", "mesh",
+               "--mesh-size", "4", "--json")
+    default_mesh = run("cost", "all_reduce", "--link", "nvlink4", "--gpus", "2", "--size", "64MiB", "--topology", "mesh",
+                       "--json")
+    # 2 GPUs of a 4-mesh share 1/3 of the links, of an 8-mesh 1/7: the smaller mesh is faster
+    assert json.loads(mesh.stdout)["time_s"] < json.loads(default_mesh.stdout)["time_s"]
+    decode = run("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--phase", "decode",
+                 "--gpu", "h100_sxm5", "--context", "8192", "--json")
+    short = run("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--phase", "decode",
+                "--gpu", "h100_sxm5", "--json")
+    assert json.loads(decode.stdout)["step_time_s"] > json.loads(short.stdout)["step_time_s"]
+
+
+def test_tp_across_two_sockets_is_bounded_by_the_socket_link():
+    base = ["tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "4096", "--link", "pcie5", "--json"]
+    one = json.loads(run(*base).stdout)
+    two = json.loads(run(*base, "--inter-socket", "qpi_broadwell").stdout)
+    assert two["all_reduce_time_s"] > 3 * one["all_reduce_time_s"]  # 6 GB/s socket link vs ~41 GB/s P2P ring
+    bad = run(*base, "--inter-socket", "qpi")
+    assert bad.returncode == 2 and bad.stderr.startswith("gpucomm tp: error: unknown inter-socket link 'qpi'")
+
+
+def test_tp_decode_shows_that_latency_dominates():
+    out = run("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4",
+              "--json")
+    data = json.loads(out.stdout)
+    assert data["all_reduce_latency_s"] > 5 * data["all_reduce_transfer_s"]
+    assert data["all_reduce_latency_s"] + data["all_reduce_transfer_s"] == pytest.approx(data["all_reduce_time_s"])
+    table = run("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4")
+    assert "latency part (alpha)" in table.stdout and "bandwidth part" in table.stdout
+    assert data["all_reduce_protocol"] == "LL" and data["all_reduce_busbw_bytes_per_s"] > 0
+
+
+def test_tp_on_a_bridged_card_without_compute_figures_gives_the_communication():
+    out = run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink2", "--gpu",
+              "rtx_2080_ti", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["link"] == "rtx_2080_ti_nvlink_bridge" and "step_time_s" not in data
+    with_compute = json.loads(run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink3",
+                                  "--gpu", "rtx_3090", "--json").stdout)
+    assert with_compute["link"] == "rtx_3090_nvlink_bridge" and with_compute["step_time_s"] > 0
+
+
+def test_unknown_collective():
+    out = run("cost", "allreduce", "--link", "nvlink3", "--gpus", "4", "--size", "1MiB")
+    assert out.returncode == 2 and "all_reduce" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_tp_command_reproduces_seed_counts():
+    out = run("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "4096", "--link", "nvlink3", "--json")
+    data = json.loads(out.stdout)
+    assert data["msg_bytes"] == 64 * 2**20 and data["all_reduces"] == 160
+    assert data["time_s"] * 1e3 == pytest.approx(96.48, rel=0.15)
+
+
+def test_validate_fits_the_terminal_and_lists_sweeps_on_request():
+    import os
+
+    narrow = subprocess.run([sys.executable, "-m", "gpucomm", "validate"], capture_output=True, text=True,
+                            env={**os.environ, "COLUMNS": "100"})
+    assert narrow.returncode == 0, narrow.stderr
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 100
+    assert "pcie_large" in narrow.stdout and "--all lists them" in narrow.stdout
+    assert "Azure A100x8 1G" not in narrow.stdout and "-0 %" not in narrow.stdout
+    assert "11.4 ms" in narrow.stdout  # the seed's PCIe time, not 1.137e+04 us
+    every = subprocess.run([sys.executable, "-m", "gpucomm", "validate", "--all"], capture_output=True, text=True,
+                           env={**os.environ, "COLUMNS": "220"})
+    assert "Azure A100x8 1G" in every.stdout and "H200x8 16GiB" in every.stdout

@@ -1,0 +1,276 @@
+"""The nccl-tests log parser: every bundled real log, the layouts and pathologies, and never a crash.
+
+The bundled logs (``gpucomm/data/nccl_logs``) are copies of published nccl-tests output (first
+line: ``# source: <URL>``). The small logs written in this file are SYNTHETIC: they reproduce a
+format (a layout, a launcher prefix, a failure) with made-up numbers, only to test the parser.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpucomm import GpucommError
+from gpucomm.model.collectives import busbw_factor
+from gpucomm.measure.nccl_tests_log import (ParsedLog, bundled_log_names, bundled_log_text, parse_nccl_tests, read_bundled_log)
+
+EXPECTED_WARNINGS = {
+    "C01": [], "C02": [], "C03": ["busbw_drop"], "C04": ["in_place_outlier"], "C05": [], "C06": [],
+    "C07": ["busbw_drop", "busbw_drop"], "C08": [], "C28": ["legacy_size", "no_summary"], "C29": ["stopped_early"],
+}
+EXPECTED_ROWS = {"C01": 4, "C02": 4, "C03": 4, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 31, "C28": 13, "C29": 4}
+EXPECTED_RANKS = {"C01": 2, "C02": 4, "C03": 2, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 16, "C28": None, "C29": 2}
+
+
+def test_every_bundled_log_keeps_its_source_line():
+    names = bundled_log_names()
+    assert set(names) == set(EXPECTED_ROWS)
+    for name in names:
+        first = bundled_log_text(name).splitlines()[0]
+        assert re.match(r"^# source: https://github\.com/\S+$", first), (name, first)
+        assert read_bundled_log(name).metadata["source"] == first.split(": ", 1)[1]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ROWS))
+def test_bundled_log_rows_ranks_and_warnings(name):
+    log = read_bundled_log(name)
+    assert len(log.out_of_place()) == len(log.in_place()) == EXPECTED_ROWS[name]
+    assert log.metadata.get("num_ranks") == EXPECTED_RANKS[name]
+    assert log.warning_codes() == EXPECTED_WARNINGS[name]
+    assert all(r.wrong in (0, None) for r in log.records)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ROWS))
+def test_every_row_matches_the_text_and_the_busbw_factor(name):
+    """Each record is its line's numbers; busbw / algbw is the nccl-tests factor for the log's rank count."""
+    log = read_bundled_log(name, **({"collective": "all_reduce", "num_ranks": 2} if name == "C28" else {}))
+    lines = bundled_log_text(name).splitlines()
+    for r in log.records:
+        tokens = lines[r.line - 1].split()
+        assert int(tokens[0]) == r.printed_size_bytes and int(tokens[1]) == r.count and tokens[2] == r.type
+        half = tokens[-4:] if r.in_place else tokens[-8:-4]
+        assert (float(half[0]), float(half[1]), float(half[2])) == (r.time_us, r.algbw_gbps, r.busbw_gbps)
+        if r.algbw_gbps >= 1:
+            factor = busbw_factor(log.metadata["collective"], log.metadata["num_ranks"])
+            assert r.busbw_gbps == pytest.approx(r.algbw_gbps * factor, abs=0.005 * factor + 0.0051)
+            assert r.algbw_gbps == pytest.approx(r.size_bytes / (r.time_us * 1e3), rel=0.01, abs=0.011)
+
+
+def test_c04_in_place_outlier_values():
+    log = read_bundled_log("C04")
+    outlier = next(r for r in log.in_place() if r.size_bytes == 4 * 2**30)
+    assert (outlier.time_us, outlier.busbw_gbps) == (39252, 164.13)
+    assert log.metadata["command"] == "./build/all_reduce_perf -b 1G -e 10G -f 2 -g 4"
+    assert (log.metadata["minBytes"], log.metadata["maxBytes"], log.metadata["step_factor"]) == (2**30, 10 * 2**30, 2)
+
+
+def test_c07_drop_and_c06_inferred_ranks():
+    c07 = read_bundled_log("C07")
+    assert "24.27" in c07.warnings[0].message and "19.98" in c07.warnings[0].message
+    c06 = read_bundled_log("C06")
+    assert (c06.metadata["collective"], c06.metadata["collective_source"]) == ("all_reduce", "busbw/algbw")
+    assert c06.metadata["num_ranks_source"] == "busbw/algbw"
+
+
+def test_c08_header_devices_and_multiline_command():
+    log = read_bundled_log("C08")
+    m = log.metadata
+    assert (m["nThread"], m["nGpus"], m["minBytes"], m["maxBytes"], m["step_factor"]) == (1, 1, 8, 8 * 2**30, 2)
+    assert (m["warmup_iters"], m["iters"], m["agg_iters"], m["validation"], m["graph"]) == (5, 20, 1, 1, 0)
+    assert len(m["devices"]) == 16 and {d["host"] for d in m["devices"]} == {"ztan-mig-235z", "ztan-mig-gq73"}
+    assert m["command"].startswith("mpirun") and "-np 16" in m["command"] and m["command"].endswith("-g 1")
+    assert log.out_of_place()[-1].busbw_gbps == 338.82
+    assert log.metadata["avg_busbw_gbps"] == 70.742
+
+
+def test_c28_legacy_layout_sizes():
+    log = read_bundled_log("C28", collective="all_reduce", num_ranks=2)
+    first = log.out_of_place()[0]
+    assert log.metadata["layout"] == "legacy_no_redop"
+    assert (first.printed_size_bytes, first.size_bytes, first.count) == (32768, 16384, 4096)
+    assert first.redop is None and first.root is None and first.wrong is None and first.max_error == 0.0
+    assert log.metadata["collective_source"] == "argument"
+
+
+def test_c29_version_and_early_stop():
+    log = read_bundled_log("C29")
+    m = log.metadata
+    assert (m["version"], m["nccl_version"], m["collective"], m["unalign"]) == ("2.20.0", "2.31.2", "all_reduce", 0)
+    assert "65536 B" in log.warnings[0].message and "8589934592" in log.warnings[0].message
+
+
+def test_as_results_feeds_the_measured_plot():
+    results = read_bundled_log("C08").as_results()
+    assert len(results) == 31 and results[0]["msg_bytes"] == 8 and results[0]["num_ranks"] == 16
+    assert results[-1]["busbw_bytes_per_s"] == pytest.approx(338.82e9)
+    with pytest.raises(GpucommError, match="which collective"):
+        read_bundled_log("C28").as_results()
+
+
+# --- synthetic logs: formats and failures (numbers made up) --------------------------------------------------
+
+ROW = "  {size:>10}  {count:>10}     float     sum      -1    {t:>6}  {a:>6}  {b:>6}  {w:>5}    {t:>6}  {a:>6}  {b:>6}  {w:>5}"
+HEADER = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n")
+
+
+def _row(size: int, t: float, n: int = 2, wrong: int | str = 0) -> str:
+    algbw = size / (t * 1e3)
+    return ROW.format(size=size, count=size // 4, t=t, a=f"{algbw:.2f}", b=f"{algbw * 2 * (n - 1) / n:.2f}", w=wrong)
+
+
+def test_one_rank_is_flagged():
+    text = ("# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 5 agg iters: 1 validation: 1 graph: 0\n"
+            "# Using devices\n#  Rank  0 Group  0 Pid    127 on host device  0 [0x00] NVIDIA A10G\n" + HEADER
+            + ROW.format(size=8, count=2, t=5.1, a="0.00", b="0.00", w=0) + "\n"
+            + ROW.format(size=16, count=4, t=5.2, a="0.00", b="0.00", w=0) + "\n# Avg bus bandwidth    : 0\n")
+    log = parse_nccl_tests(text, collective="all_reduce")
+    assert log.metadata["num_ranks"] == 1 and log.warning_codes() == ["one_rank"]
+    assert "MPI=1" in str(log.warnings[0])
+
+
+def test_one_rank_inferred_from_zero_busbw():
+    text = HEADER + ROW.format(size=2**20, count=2**18, t=20.0, a="52.43", b="0.00", w=0) + "\n# Avg bus bandwidth : 0\n"
+    assert "one_rank" in parse_nccl_tests(text).warning_codes()
+
+
+def test_wrong_results_and_failed_bounds_are_flagged():
+    text = HEADER + _row(2**20, 40.0) + "\n" + _row(2**21, 80.0, wrong=17) + "\n# Out of bounds values : 17 FAILED\n# Avg bus bandwidth : 1\n"
+    log = parse_nccl_tests(text)
+    assert log.warning_codes()[:2] == ["out_of_bounds", "wrong"]
+    assert "17 wrong" in log.warnings[1].message
+
+
+def test_mpirun_tag_output_and_srun_labels():
+    body = HEADER + _row(2**20, 40.0, n=8) + "\n" + _row(2**21, 75.0, n=8) + "\n# Avg bus bandwidth : 40\n"
+    tagged = "\n".join("[1,0]<stdout>:" + line for line in body.splitlines())
+    labelled = "\n".join("0: " + line for line in body.splitlines())
+    for text in (tagged, labelled):
+        log = parse_nccl_tests(text)
+        assert len(log.records) == 4 and log.metadata["num_ranks"] == 8 and log.warning_codes() == []
+
+
+def test_nccl_debug_lines_and_crlf_are_ignored():
+    text = ("host:1:1 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\r\n"
+            "host:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC/read\r\n" + HEADER.replace("\n", "\r\n")
+            + _row(2**20, 40.0) + "\r\n# Avg bus bandwidth : 26\r\n")
+    log = parse_nccl_tests(text)
+    assert log.metadata["nccl_version"] == "2.18.5" and len(log.records) == 2
+
+
+def test_legacy_layout_with_redop_and_error_column():
+    text = ("#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+            "     1048576        262144   float     sum    40.00   26.21   45.88  2e-07    41.00   25.57   44.76  0e+00\n"
+            "# Avg bus bandwidth    : 45\n")
+    log = parse_nccl_tests(text)
+    r = log.out_of_place()[0]
+    assert log.metadata["layout"] == "legacy" and r.redop == "sum" and r.root is None and r.max_error == 2e-07
+    assert r.size_bytes == 1048576  # not doubled here: algbw matches the size column
+    assert log.warning_codes() == ["error"] and log.metadata["num_ranks"] == 8
+
+
+def test_not_checked_wrong_column():
+    text = HEADER + _row(2**20, 40.0, wrong="N/A") + "\n# Avg bus bandwidth : 26\n"
+    assert parse_nccl_tests(text).records[0].wrong is None
+
+
+def test_all_gather_count_is_per_rank():
+    """nccl-tests prints the per-rank count for all_gather; size is the total (nccl#1435 layout)."""
+    text = ("# command: ./build/all_gather_perf -b 16M -e 32M -f 2 -g 2 -d bfloat16\n" + HEADER
+            + "    16777216       4194304  bfloat16    none      -1    108.8  154.20   77.10      0    98.19  170.86   85.43      0\n"
+            + "    33554432       8388608  bfloat16    none      -1    183.0  183.36   91.68      0    156.1  214.96  107.48      0\n"
+            + "# Avg bus bandwidth : 90\n")
+    log = parse_nccl_tests(text)
+    assert log.metadata["collective"] == "all_gather" and log.metadata["num_ranks"] == 2
+    assert log.records[0].size_bytes == 16777216 and log.warning_codes() == []
+
+
+def test_stopped_early_cut_rows_and_interleaved_runs():
+    header = "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 16777216 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+    full = header + HEADER + _row(2**20, 40.0) + "\n" + _row(2**21, 79.0) + "\n"
+    cut = full + _row(2**22, 150.0)[:60] + "\n"
+    log = parse_nccl_tests(cut)
+    assert log.warning_codes() == ["incomplete_row", "stopped_early"]
+    twice = parse_nccl_tests(full + "# Avg bus bandwidth : 1\n" + full + "# Avg bus bandwidth : 1\n")
+    assert "interleaved_runs" in twice.warning_codes() and "duplicate_size" in twice.warning_codes()
+
+
+def test_bad_values_are_skipped_with_a_warning():
+    text = HEADER + _row(2**20, 40.0) + "\n" + _row(2**21, 80.0).replace("80.0", "abc", 1) + "\n# Avg bus bandwidth : 1\n"
+    log = parse_nccl_tests(text)
+    assert len(log.records) == 2 and log.warning_codes() == ["bad_row"]
+
+
+@pytest.mark.parametrize("text", ["", "hello\nworld", "# only comments\n# Avg bus bandwidth : 3\n",
+                                  "  8  2  float  sum  -1  12.0  0.00\n"])
+def test_garbage_raises_a_clear_error(text):
+    with pytest.raises(GpucommError, match="no nccl-tests result rows"):
+        parse_nccl_tests(text)
+
+
+def test_bad_arguments():
+    with pytest.raises(GpucommError, match="must be text"):
+        parse_nccl_tests(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(GpucommError, match="unknown collective"):
+        parse_nccl_tests(HEADER + _row(2**20, 40.0), collective="allreduce")
+    with pytest.raises(GpucommError, match="number of ranks"):
+        parse_nccl_tests(HEADER + _row(2**20, 40.0), num_ranks=0)
+    with pytest.raises(GpucommError, match="unknown bundled"):
+        bundled_log_text("C99")
+
+
+# --- never anything but GpucommError ------------------------------------------------------------------------
+
+def _parse_or_gpucomm_error(text: str) -> None:
+    try:
+        result = parse_nccl_tests(text)
+    except GpucommError:
+        return
+    assert isinstance(result, ParsedLog) and result.records
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text())
+def test_arbitrary_text_raises_only_gpucomm_error(text):
+    _parse_or_gpucomm_error(text)
+
+
+_ROWISH = st.lists(st.one_of(
+    st.sampled_from(["#", "8", "1073741824", "-1", "0", "float", "sum", "N/A", "0e+00", "1e999", "nan", "inf",
+                     "[1,0]<stdout>:", "0:", ">", "maxBytes", "nGpus", "Rank", "Pid", "on", "device", "_perf",
+                     "all_reduce_perf", "-g", "-np", "mpirun", "-e", "1e308T", "\\", "99999999999999999999999"]),
+    st.from_regex(r"-?[0-9]{1,25}(\.[0-9]{0,3})?", fullmatch=True)), max_size=16)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_ROWISH.map(" ".join), max_size=12).map("\n".join))
+def test_row_like_noise_raises_only_gpucomm_error(text):
+    _parse_or_gpucomm_error(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(sorted(EXPECTED_ROWS)), cut=st.floats(0, 1), seed=st.integers(0, 2**32 - 1),
+       edits=st.integers(0, 30))
+def test_truncated_and_garbled_logs_raise_only_gpucomm_error(name, cut, seed, edits):
+    text = bundled_log_text(name)
+    text = text[: int(len(text) * cut)]
+    rng = random.Random(seed)
+    chars = list(text)
+    for _ in range(edits):
+        if not chars:
+            break
+        i = rng.randrange(len(chars))
+        op = rng.randrange(3)
+        if op == 0:
+            del chars[i]
+        elif op == 1:
+            chars[i] = rng.choice("0123456789.-e# \nabcN/A\\")
+        else:
+            chars.insert(i, rng.choice(" \n\t#-1"))
+    lines = "".join(chars).splitlines()
+    rng.shuffle(lines) if seed % 3 == 0 else None
+    _parse_or_gpucomm_error("\n".join(lines))

@@ -1,0 +1,408 @@
+"""The benchmark runner: gloo sweeps with 2 ranks, the results file, interruption, bad input, NCCL on GPUs.
+
+Real process groups, small sizes: the whole file runs in about half a minute on 2 CPU cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gpucomm import GpucommError  # noqa: E402
+from gpucomm.measure import SweepConfig, read_results, run_sweep  # noqa: E402
+from gpucomm.measure.config import sweep_sizes  # noqa: E402
+from gpucomm.measure.results import SweepResults, format_row, format_table  # noqa: E402
+from gpucomm.model.collectives import busbw_factor  # noqa: E402
+
+KiB, MiB = 2**10, 2**20
+NUM_GPUS = torch.cuda.device_count() if torch.cuda.is_available() else 0
+needs_nccl = pytest.mark.skipif(NUM_GPUS < 1 or not torch.distributed.is_nccl_available(),
+                                reason="NCCL tests need CUDA GPUs")
+BENCH = [sys.executable, "-m", "gpucomm", "bench"]
+
+
+def run_cli(*args, timeout=120, **kwargs):
+    return subprocess.run([*BENCH, *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+def children_of(pid: int) -> set[int]:
+    """Direct children of ``pid`` (Linux /proc); empty where /proc is not available."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(c) for c in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+# --- sizes and validation (no processes) -------------------------------------------------
+
+def test_sizes_follow_nccl_tests_semantics():
+    assert sweep_sizes(8, 64 * MiB, 2, 4)[0] == (8, 2)
+    assert sweep_sizes(8, 64 * MiB, 2, 4)[-1] == (64 * MiB, 16 * MiB)
+    assert len(sweep_sizes(8, 64 * MiB, 2, 4)) == 24
+    assert sweep_sizes(8, 1 * MiB, 4, 4)[-1] == (512 * KiB, 128 * KiB)  # -e is an upper bound
+    assert sweep_sizes(1, 4, 2, 4) == [(4, 1)]  # 1, 2 and 4 B: at least one element, once
+    assert sweep_sizes(10, 40, 2, 4) == [(8, 2), (20, 5), (40, 10)]  # rounded down to whole elements
+    assert sweep_sizes(6, 6, 2, 2) == [(6, 3)]
+    assert SweepConfig(min_bytes="1KiB", max_bytes="128M").max_bytes == 128 * MiB
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(min_bytes="1MiB", max_bytes=8), "larger than maximum size"),
+    (dict(step_factor=1), "step factor -f 1 is not valid: expected an integer >= 2"),
+    (dict(step_factor=1.5), "step factor"),
+    (dict(iters=0), "iterations -n 0 is not valid: expected an integer >= 1"),
+    (dict(warmup_iters=-1), "warm-up iterations -w -1"),
+    (dict(blocks=0), "timed blocks"),
+    (dict(max_bytes="lots"), "size 'lots' is not valid"),
+    (dict(min_bytes=0), "must be positive"),
+    (dict(dtype="int8"), "dtype 'int8' is not valid"),
+    (dict(op="avg"), "reduction op -o 'avg'"),
+    (dict(backend="mpi"), "backend 'mpi'"),
+    (dict(collective="reduce"), "not measured yet"),
+    (dict(dtype="bfloat16", backend="gloo"), "bfloat16 is not supported on gloo"),
+    (dict(check=2), "check -c 2"),
+    (dict(timeout_s=0), "timeout 0"),
+    (dict(max_seconds_per_size=-1.0), "max seconds per size"),
+])
+def test_bad_config_raises_one_clear_line(kwargs, match):
+    with pytest.raises(GpucommError, match=match) as info:
+        SweepConfig(**kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_bad_launch_input_raises_before_starting_processes():
+    with pytest.raises(GpucommError, match="number of GPUs/ranks 0 is not valid"):
+        run_sweep(num_ranks=0)
+    if NUM_GPUS == 0:
+        with pytest.raises(GpucommError, match="backend nccl needs CUDA GPUs"):
+            run_sweep(num_ranks=2, backend="nccl")
+        with pytest.raises(GpucommError, match="float16 is not supported on gloo"):
+            run_sweep(num_ranks=2, dtype="float16")  # auto falls back to gloo here
+
+
+def test_backend_choice_never_puts_two_nccl_ranks_on_one_gpu(monkeypatch):
+    from gpucomm.measure import runner
+
+    monkeypatch.setattr(runner, "cuda_device_count", lambda: 2)
+    assert runner.resolve_backend("auto", 2, "float32") == ("nccl", "backend auto: NCCL, one rank per GPU (2 of 2 GPUs)")
+    backend, note = runner.resolve_backend("auto", 4, "float32")
+    assert backend == "gloo" and "4 ranks but only 2 GPUs" in note
+    with pytest.raises(GpucommError, match="one rank per GPU, but 4 ranks .* 2 visible GPUs"):
+        runner.resolve_backend("nccl", 4, "float32")
+    assert runner.resolve_backend("nccl", 2, "bfloat16")[0] == "nccl"
+    with pytest.raises(GpucommError, match="bfloat16 is not supported on gloo"):
+        runner.resolve_backend("auto", 4, "bfloat16")
+    monkeypatch.setattr(runner, "cuda_device_count", lambda: 0)
+    assert runner.resolve_backend("auto", 2, "float32")[0] == "gloo"
+
+
+def test_cli_bad_input_exits_2_with_one_line(capsys):
+    from gpucomm.cli.bench import main
+
+    proc = run_cli("-b", "1MiB", "-e", "8", "--no-out", timeout=60)  # the real command and exit status
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("gpucomm bench: error: minimum size -b 1048576 B (1 MiB) is larger than maximum "
+                                   "size -e 8 B (8 B): expected -b <= -e")
+    for args, match in [(["-f", "1"], "step factor -f 1"),
+                        (["--ranks", "0"], "number of ranks --ranks 0"),
+                        (["-f", "1.5"], "step factor -f '1.5' is not an integer"),
+                        (["-n", "0"], "iterations -n 0"),
+                        (["-d", "bfloat16", "--backend", "gloo"], "bfloat16 is not supported on gloo")]:
+        assert main([*args, "--no-out"]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        # argparse errors carry the standalone parser's name, validation errors the command's
+        assert len(lines) == 1 and lines[0].split(": error: ")[0] in ("gpucomm bench", "python -m gpucomm bench"), lines
+        assert match in lines[0], lines
+
+
+def test_gpucomm_cli_registers_bench_without_importing_torch():
+    code = ("import argparse, sys\n"
+            "from gpucomm.cli.bench import register_cli\n"
+            "p = argparse.ArgumentParser(); sub = p.add_subparsers()\n"
+            "register_cli(sub)\n"
+            "a = p.parse_args(['bench', '-b', '8', '-e', '1M', '-f', '4', '--ranks', '2'])\n"
+            "print(a.min_bytes, a.max_bytes, a.step_factor, a.ranks, callable(a.func), 'torch' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["8", "1M", "4", "2", "True", "False"]
+
+
+# --- real sweeps with gloo ----------------------------------------------------------------
+
+def check_records(results, *, sizes, num_ranks, dtype="float32", op="sum"):
+    assert [(r["msg_bytes"], r["count"]) for r in results] == sizes
+    factor = busbw_factor("all_reduce", num_ranks)
+    for r in results:
+        assert r["num_wrong"] == 0
+        assert r["dtype"] == dtype and r["op"] == op and r["num_ranks"] == num_ranks
+        assert r["time_s"] > 0
+        assert r["algbw_bytes_per_s"] == pytest.approx(r["msg_bytes"] / r["time_s"])
+        assert r["busbw_bytes_per_s"] == pytest.approx(r["algbw_bytes_per_s"] * factor)
+
+
+def test_gloo_sweep_two_ranks_records_and_file(tmp_path, capsys):
+    out = tmp_path / "sub" / "sweep.jsonl"
+    results = run_sweep(num_ranks=2, min_bytes=8, max_bytes="64KiB", step_factor=4, iters=3, warmup_iters=1,
+                        backend="gloo", out=out)
+    sizes = sweep_sizes(8, 64 * KiB, 4, 4)
+    check_records(results, sizes=sizes, num_ranks=2)
+    assert results.num_wrong == 0 and results.ok
+    meta = results.meta
+    assert meta["record"] == "meta" and meta["num_ranks"] == 2 and meta["backend"] == "gloo"
+    for key in ("host", "devices", "torch_version", "cuda_version", "nccl_version", "env", "date", "argv"):
+        assert key in meta
+    assert len(meta["devices"]) == 2 and meta["date"][:4].isdigit() and "T" in meta["date"]
+
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1 + len(sizes)  # metadata, then one record per size
+    assert json.loads(lines[0])["record"] == "meta"
+    saved = read_results(out)
+    assert list(saved) == list(results) and saved.meta == meta
+
+    printed = capsys.readouterr().out
+    assert "busbw" in printed and "#wrong" in printed and "(GB/s)" in printed
+    rows = [line for line in printed.splitlines() if line and not line.startswith("#")]
+    assert [int(row.split()[0]) for row in rows] == [size for size, _ in sizes]
+    assert "# Wrong elements     : 0 OK" in printed
+
+
+def test_second_run_right_after_gets_a_fresh_port(tmp_path):
+    # Two runs back to back (in-process, then the CLI), each on a port picked when it starts:
+    # no "Address already in use".
+    results = run_sweep(num_ranks=2, min_bytes=8, max_bytes=64, step_factor=8, iters=2, warmup_iters=0,
+                        print_table=False)
+    assert results.num_wrong == 0 and len(results) == 2
+    proc = run_cli("--ranks", "2", "-b", "1KiB", "-e", "4KiB", "-f", "4", "-n", "2", "-w", "1", "-d", "float64",
+                   "-o", "prod", "--out", str(tmp_path / "prod.jsonl"))
+    assert proc.returncode == 0, proc.stderr
+    assert "Address already in use" not in proc.stderr
+    check_records(read_results(tmp_path / "prod.jsonl"), sizes=[(1024, 128), (4096, 512)], num_ranks=2,
+                  dtype="float64", op="prod")
+    assert "#wrong" in proc.stdout and "busbw" in proc.stdout
+
+
+def test_timed_iterations_shrink_only_when_asked():
+    results = run_sweep(num_ranks=2, min_bytes=4 * KiB, max_bytes=4 * MiB, step_factor=32, iters=50, warmup_iters=1,
+                        max_seconds_per_size=1e-3, print_table=False)
+    iters = [r["iters"] for r in results]
+    assert all(1 <= i <= 50 for i in iters) and iters[-1] < 50  # 4 MiB cannot run 50 times in 1 ms
+    assert results.num_wrong == 0
+
+
+def test_sizes_larger_than_free_memory_are_refused_before_any_rank_starts():
+    with pytest.raises(GpucommError, match=r"^maximum size -e 1\.02e\+03 TiB needs about .* of host memory .* "
+                                           r"expected -e at most") as info:
+        run_sweep(num_ranks=2, min_bytes=2**50, max_bytes=2**50, iters=1, warmup_iters=0, backend="gloo",
+                  print_table=False)
+    assert "\n" not in str(info.value)
+
+
+def test_too_many_gloo_ranks_for_the_cores_are_refused():
+    with pytest.raises(GpucommError, match=r"^1000 gloo ranks on \d+ CPU cores: expected at most \d+"):
+        run_sweep(num_ranks=1000, max_bytes=8, iters=1, warmup_iters=0, backend="gloo", print_table=False)
+
+
+def test_a_failing_rank_stops_the_run_with_its_message(monkeypatch):
+    # Skip the launcher's memory check: 1 PiB then reaches rank 0, whose allocation fails; the
+    # launcher reports it in one line, with the rank.
+    import gpucomm.measure.launch as launch
+
+    monkeypatch.setattr(launch, "_check_resources", lambda *args: None)
+    with pytest.raises(GpucommError, match=r"^rank \d: size 1125899906842624 B \(.*\) does not fit in cpu memory: expected a smaller -e") as info:
+        run_sweep(num_ranks=2, min_bytes=2**50, max_bytes=2**50, iters=1, warmup_iters=0, backend="gloo",
+                  print_table=False)
+    assert "\n" not in str(info.value)
+
+
+def _die_silently_on_rank_1(rank, num_ranks, port, send):
+    """A launch_workers target (module level, so spawn can import it): rank 1 exits at once, rank 0 would wait."""
+    if rank == 1:
+        os._exit(3)
+    time.sleep(60)
+
+
+def test_the_rank_that_died_is_named_not_the_one_the_launcher_stopped():
+    from gpucomm.measure.launch import launch_workers
+
+    start = time.monotonic()
+    with pytest.raises(GpucommError, match=r"^rank 1 exited with code 3 without an error message$"):
+        launch_workers(_die_silently_on_rank_1, 2)
+    assert time.monotonic() - start < 30  # rank 0 was stopped, not waited for
+
+
+def test_a_missing_peer_fails_after_the_timeout_with_a_message():
+    # Rank 0 of 2, and rank 1 never comes: the process group gives up after timeout_s.
+    from gpucomm.measure.launch import free_port
+    from gpucomm.measure.runner import run_rank
+
+    start = time.monotonic()
+    with pytest.raises(GpucommError, match=r"process group \(gloo, 2 ranks\) did not form within 2 s") as info:
+        run_rank(SweepConfig(backend="gloo", max_bytes=64, timeout_s=2), rank=0, world_size=2, local_rank=0,
+                 local_world_size=2, init_method=f"tcp://127.0.0.1:{free_port()}")
+    assert time.monotonic() - start < 30 and "\n" not in str(info.value)
+    assert not torch.distributed.is_initialized()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_killed_sweep_keeps_every_finished_size(tmp_path, sig):
+    out = tmp_path / "killed.jsonl"
+    proc = subprocess.Popen([*BENCH, "--ranks", "2", "-b", "8", "-e", "64MiB", "-n", "50", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        workers: set[int] = set()
+        while time.monotonic() < deadline:
+            workers |= children_of(proc.pid)
+            if out.exists() and out.read_text().count("\n") >= 4:  # metadata + 3 sizes
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        else:
+            pytest.fail("no records within 60 s")
+        workers |= children_of(proc.pid)
+        if Path(f"/proc/{proc.pid}/task").exists():
+            assert len(workers) >= 2  # the two ranks (and multiprocessing's resource tracker)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130
+        assert f"interrupted; finished sizes are in {out}" in stderr
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    # Every worker is gone (after SIGKILL of the launcher they notice within a second).
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(alive(pid) for pid in workers):
+        time.sleep(0.1)
+    assert not [pid for pid in workers if alive(pid)]
+
+    text = out.read_text()
+    lines = text.splitlines()
+    if not text.endswith("\n"):
+        lines = lines[:-1]  # a line cut mid-write may only be the last one
+    records = [json.loads(line) for line in lines]  # every complete line is valid JSON
+    assert records[0]["record"] == "meta"
+    sizes = [r["msg_bytes"] for r in records[1:]]
+    assert len(sizes) >= 3 and sizes == [8 * 2**k for k in range(len(sizes))]
+    assert len(sizes) < 24  # it was really cut short
+    assert all(r["num_wrong"] == 0 for r in records[1:])
+    saved = read_results(out)
+    assert [r["msg_bytes"] for r in saved] == sizes
+
+
+def test_torchrun_entry_point(tmp_path):
+    out = tmp_path / "torchrun.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m",
+                           "gpucomm", "bench", "-b", "8", "-e", "1KiB", "-f", "32", "-n", "2", "-w", "1",
+                           "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    results = read_results(out)
+    check_records(results, sizes=[(8, 2), (256, 64)], num_ranks=2)
+    assert results.meta["launcher"] == "torchrun" and results.meta["num_ranks"] == 2
+    assert proc.stdout.count("#wrong") == 1  # only rank 0 prints the table
+
+
+def test_ranks_flag_is_refused_under_torchrun(monkeypatch):
+    from gpucomm.cli.bench import main
+
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    assert main(["--ranks", "2", "--no-out"]) == 2
+
+
+def test_wrong_results_mark_the_row_and_fail_the_command(monkeypatch, capsys):
+    from gpucomm.cli import bench as cli
+    from gpucomm.measure import launch
+
+    record = {"msg_bytes": 8, "count": 2, "dtype": "float32", "op": "sum", "time_s": 1e-4,
+              "algbw_bytes_per_s": 8e4, "busbw_bytes_per_s": 8e4, "num_wrong": 2}
+    monkeypatch.setattr(launch, "launch_local", lambda config, n, reporter=None: SweepResults([record], {}))
+    assert cli.main(["--ranks", "2", "--no-out"]) == 1
+    assert "2 wrong elements at 1 sizes (first at 8 B)" in capsys.readouterr().err
+    assert format_row(record).endswith("2  WRONG")
+    assert "# Wrong elements     : 2 FAILED" in format_table(SweepResults([record]))
+
+
+def test_correctness_check_counts_corrupted_elements(tmp_path):
+    # One real (single-rank) gloo group in this process: the check counts exactly what differs.
+    import torch.distributed as dist
+    from gpucomm.measure.launch import free_port
+    from gpucomm.measure.spec import REDUCE_OPS, get_spec
+
+    spec = get_spec("all_reduce")
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
+    try:
+        for op in ("sum", "prod", "max", "min"):
+            buf = spec.alloc(1000, torch.float32, torch.device("cpu"), 1)
+            spec.fill(buf, 0, 1, op)
+            spec.run(buf, REDUCE_OPS[op])
+            assert spec.count_wrong(buf, 0, 1, op) == 0
+            buf[[3, 500, 999]] += 0.5
+            assert spec.count_wrong(buf, 0, 1, op) == 3
+    finally:
+        dist.destroy_process_group()
+
+
+def test_correctness_inputs_are_exact_in_every_dtype():
+    from gpucomm.measure.spec import expected_value
+
+    # Largest expected values stay where float16 (2048) and bfloat16 (256) are exact integers.
+    assert max(expected_value(k, 64, "sum") for k in range(6)) <= 256
+    assert max(expected_value(k, 45, "prod") for k in range(6)) <= 2**15
+
+
+# --- NCCL (skipped without CUDA GPUs) ---------------------------------------------------
+
+@needs_nccl
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_nccl_sweep_one_rank_per_gpu(tmp_path, dtype):
+    n = min(NUM_GPUS, 2)
+    results = run_sweep(num_ranks=n, min_bytes=8, max_bytes="1MiB", step_factor=8, iters=5, warmup_iters=2,
+                        backend="nccl", dtype=dtype, out=tmp_path / "nccl.jsonl", print_table=False)
+    elem = 4 if dtype == "float32" else 2
+    check_records(results, sizes=sweep_sizes(8, MiB, 8, elem), num_ranks=n, dtype=dtype)
+    assert results.meta["backend"] == "nccl" and results.meta["nccl_version"]
+    assert all(d.startswith("cuda:") for d in results.meta["devices"])
+
+
+@needs_nccl
+def test_nccl_refuses_more_ranks_than_gpus():
+    with pytest.raises(GpucommError, match="one rank per GPU"):
+        run_sweep(num_ranks=NUM_GPUS + 1, backend="nccl", max_bytes=64)
+    results = run_sweep(num_ranks=NUM_GPUS + 1, max_bytes=64, iters=1, warmup_iters=0, print_table=False)
+    assert results.meta["backend"] == "gloo" and "only" in results.meta["backend_note"]
+
+
+def test_results_reader_skips_a_cut_last_line_and_rejects_garbage(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"record": "meta", "num_ranks": 2}\n{"record": "result", "msg_bytes": 8}\n{"record": "res')
+    saved = read_results(path)
+    assert saved.meta["num_ranks"] == 2 and [r["msg_bytes"] for r in saved] == [8]
+    path.write_text('{"record": "meta"}\nnot json\n')
+    with pytest.raises(GpucommError, match="line 2 is not valid JSON"):
+        read_results(path)
+    with pytest.raises(GpucommError, match="cannot be read"):
+        read_results(tmp_path / "missing.jsonl")
+    assert os.path.exists(path)

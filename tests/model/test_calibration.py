@@ -1,0 +1,80 @@
+"""Fitted calibration parameters are recomputed from the bundled published measurements."""
+
+import csv
+import statistics
+from importlib import resources
+
+import pytest
+
+from gpucomm.model.hardware import calibration as cal
+
+
+def _rows(name):
+    text = resources.files("gpucomm.model").joinpath("data", name).read_text()
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def _case(case_id):
+    return next(row for row in _rows("cases.csv") if row["id"] == case_id)
+
+
+def test_ll_latency_line_is_the_least_squares_fit_of_nccl_tests_123():
+    rows = _rows("dgxa100_ring_small_msg_latency_vs_gpus.csv")
+    steps = [float(r["ring_steps_2(n-1)"]) for r in rows]
+    lat = [float(r["measured_us"]) for r in rows]
+    slope, intercept = statistics.linear_regression(steps, lat)
+    assert cal.LL_STEP_LATENCY_S.value * 1e6 == pytest.approx(slope, abs=0.01)
+    assert cal.LL_BASE_LATENCY_S.value * 1e6 == pytest.approx(intercept, abs=0.01)
+
+
+def test_simple_latency_is_the_median_startup_cost_of_the_azure_a100_sweep():
+    rows = _rows("azure_a100_allreduce_busbw.csv")
+    peak = float(rows[-1]["busbw_GBps"]) * 1e9
+    alphas = []
+    for r in rows:
+        size, n, busbw = int(r["bytes"]), int(r["n_gpus"]), float(r["busbw_GBps"]) * 1e9
+        if 16 * 2**20 <= size <= 2**30:
+            bus_bytes = size * 2 * (n - 1) / n
+            alphas.append(bus_bytes / busbw - bus_bytes / peak)
+    assert cal.SIMPLE_LATENCY_S.value == pytest.approx(statistics.median(alphas), rel=0.05)
+
+
+@pytest.mark.parametrize("link,case_id,nominal", [("nvlink3", "C04", 300e9), ("nvlink4", "C06", 450e9)])
+def test_ring_efficiency_is_measured_busbw_over_nominal(link, case_id, nominal):
+    assert cal.RING_EFFICIENCY[link].value == pytest.approx(float(_case(case_id)["busbw_GBps"]) * 1e9 / nominal, abs=0.01)
+
+
+def test_pcie_p2p_efficiency_is_measured_busbw_over_the_pcie5_x16_rate():
+    # case P06: 8x RTX PRO 6000 behind PCIe 5.0 switches, ring all_reduce with P2P
+    x16 = 32e9 * 128 / 130 / 8 * 16
+    assert cal.PCIE_P2P_EFFICIENCY.value == pytest.approx(float(_case("P06")["busbw_GBps"]) * 1e9 / x16, abs=0.005)
+
+
+def test_host_staged_efficiency_lies_in_the_measured_range_of_c07():
+    # DGX H100 with NCCL_P2P_DISABLE=1: 24.0 GB/s at 1 GiB down to 20.0 GB/s at 8 GiB, over PCIe 5.0 x16 (63 GB/s)
+    assert 20.0 / 63.0 <= cal.HOST_STAGED_EFFICIENCY.value <= float(_case("C07")["busbw_GBps"]) / 63.0
+
+
+def test_nvls_parameters_come_from_the_h200_sweep():
+    rows = _rows("mleng_8xH200_torch_allreduce.csv")
+    n = 8
+    eff = float(rows[-1]["algbw_GBps"]) * (1 + 1 / n) / 450
+    assert cal.NVLS_EFFICIENCY.value == pytest.approx(eff, abs=0.002)
+    bw = 450e9 * cal.NVLS_EFFICIENCY.value
+    alphas = [float(r["time_us_derived"]) * 1e-6 - int(r["bytes"]) * (1 + 1 / n) / bw
+              for r in rows if 2 * 2**20 <= int(r["bytes"]) <= 2**30]
+    assert cal.NVLS_LATENCY_S.value == pytest.approx(statistics.median(alphas), rel=0.03)
+
+
+def test_host_staged_step_latency_from_the_rtx4090_chain():
+    c26 = _case("C26")
+    steps = 2 * (int(c26["n_gpus"]) - 1)  # NCCL's tree inside a node is a chain
+    expected = (float(c26["time_us"]) - cal.LL_BASE_LATENCY_S.value * 1e6) / steps
+    assert cal.LL_STEP_LATENCY_HOST_STAGED_S.value * 1e6 == pytest.approx(expected, abs=0.01)
+
+
+def test_network_step_latency_from_the_dgx_spark_pair():
+    c29 = _case("C29")
+    expected = (float(c29["time_us"]) - cal.LL_BASE_LATENCY_S.value * 1e6) / 2  # ring of 2 nodes: 2 steps
+    assert cal.NET_STEP_LATENCY_S.value * 1e6 == pytest.approx(expected, abs=0.05)
