@@ -2,9 +2,12 @@
 #
 #   make book    set up .venv, fetch the offline JavaScript, build the book into _build/html
 #                (every page executed; any cell error or Sphinx warning fails the build)
-#   make test    set up .venv, rebuild the book if a source changed since the last good build,
-#                then run the whole suite: tests/ (unit, widgets, book, browser), doctests of
-#                src/gpucomm, nbval on notebooks/ and labs/
+#   make test    set up .venv, lint (ruff), rebuild the book if a source changed since the last
+#                good build, then run the whole suite: tests/ (unit, widgets, book, browser),
+#                doctests of src/gpucomm, nbval on notebooks/ and labs/
+#   make test-fast  lint, then the model, catalog, parser and CLI tests and the model's doctests:
+#                no process group, no book, no browser (well under a minute); run it often
+#   make lint    ruff (lint + import order, configured in pyproject.toml)
 #   make env     only the virtualenv;  make assets  only assets/vendor/;  make clean  _build/
 #
 # Needs python3.11 (PYTHON=...), npm (once, to fetch MathJax, require.js and the ipywidgets
@@ -35,7 +38,7 @@ BOOK_SOURCES := _config.yml _toc.yml scripts/fetch_assets.sh \
 # The venv's bin first: notebooks executed by the build and by nbval use its python.
 RUN := PATH="$(abspath $(BIN)):$$PATH"
 
-.PHONY: book test env assets clean
+.PHONY: book test test-fast lint env assets clean
 
 env: $(ENV_STAMP)
 
@@ -72,7 +75,18 @@ $(BOOK_STAMP): $(ENV_STAMP) $(BOOK_SOURCES)
 
 # GPUCOMM_BOOK_BUILT=1: the book was just built (strictly) above, so tests/test_book.py does not
 # build it a second time. Doctests skip the modules that import torch when torch is missing.
-test: env $(BOOK_STAMP)
+# The fast tier: tests that need no torch process group, no book and no browser. Tests mirror the
+# package's layers (tests/model, tests/measure, tests/viz, tests/cli, tests/book).
+FAST_TESTS := tests/model tests/cli tests/test_layering.py tests/test_docstrings.py \
+  $(wildcard tests/measure/test_nccl_*.py) tests/measure/test_topology.py
+
+lint: env
+	$(BIN)/ruff check .
+
+test-fast: lint
+	$(RUN) $(PY) -m pytest -q $(FAST_TESTS) src/gpucomm/model --doctest-modules
+
+test: lint $(BOOK_STAMP)
 	@$(PY) -c 'import playwright.sync_api' 2>/dev/null || $(PY) -m pip install "$$(grep -E '^playwright==' requirements.txt)"
 	@ignore=""; \
 	if ! $(PY) -c 'import torch' 2>/dev/null; then \
