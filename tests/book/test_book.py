@@ -156,3 +156,17 @@ def test_plotly_figures_use_deterministic_ids():
         random_ids = [i for i in ids if not re.fullmatch(r"fig-[0-9a-f]{12}(-\d+)?", i)]
         assert not random_ids, (f"{page.relative_to(HTML)}: figures not drawn by the gpucomm_book renderer "
                                 f"(call use_book_renderer()): {random_ids}")
+
+
+def test_no_page_links_to_a_repository_that_is_not_configured():
+    """Repository, Binder and Colab buttons appear only once _config.yml names the repository."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    repository = (config.get("repository") or {}).get("url") or ""
+    for page in _built_pages():
+        text = page.read_text(errors="replace")
+        rel = page.relative_to(HTML).as_posix()
+        if not repository:
+            for host in ("mybinder.org", "colab.research.google.com", "github.com/gpucomm"):
+                assert host not in text, f"{rel} links to {host} but _config.yml names no repository"
