@@ -21,6 +21,7 @@ MODULES = (
     "gpucomm.model.tp",
     "gpucomm.model.training",
     "gpucomm.model.collectives",
+    "gpucomm.model.dtypes",
     "gpucomm.model.validation",
     "gpucomm.model.planning",
     "gpucomm.model.hardware.links",

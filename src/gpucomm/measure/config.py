@@ -14,20 +14,24 @@ import math
 from dataclasses import dataclass, field
 
 from gpucomm import GpucommError
+from gpucomm.measure.collectives import MEASURED
+from gpucomm.model.collectives import REGISTRY
+from gpucomm.model.dtypes import element_type
 from gpucomm.model.units import format_size, parse_size
 
-#: Collectives the runner can measure (each has a spec module listed in ``gpucomm.measure.spec.get_spec``).
-BENCH_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send_recv")
+#: Collectives the runner can measure: those with a spec module in ``gpucomm.measure.collectives``.
+BENCH_COLLECTIVES = MEASURED
 
 #: Collectives whose size ``S`` is the total buffer split into one equal chunk per rank
-#: (nccl-tests: all_gather's output, reduce_scatter's input, all_to_all's send buffer).
-CHUNKED_COLLECTIVES = ("all_gather", "reduce_scatter", "all_to_all")
+#: (nccl-tests: all_gather's output, reduce_scatter's input, all_to_all's send buffer):
+#: ``Collective.chunked`` of their files in ``gpucomm.model.collectives``.
+CHUNKED_COLLECTIVES = tuple(c for c in BENCH_COLLECTIVES if REGISTRY[c].chunked)
 
 #: Collectives that reduce, and so take ``-o``; the others move data and report redop "none".
-REDUCING_COLLECTIVES = ("all_reduce", "reduce_scatter")
+REDUCING_COLLECTIVES = tuple(c for c in BENCH_COLLECTIVES if REGISTRY[c].reduces)
 
-#: Fewest ranks a collective needs (send_recv: a ping-pong between ranks 0 and 1).
-MIN_RANKS = {"send_recv": 2}
+#: Fewest ranks a collective needs, where it is more than 1 (send_recv: a ping-pong between ranks 0 and 1).
+MIN_RANKS = {c: REGISTRY[c].min_ranks for c in BENCH_COLLECTIVES if REGISTRY[c].min_ranks > 1}
 
 #: Collectives a backend does not implement, with the reason (one line, shown as the error).
 UNSUPPORTED = {
@@ -39,11 +43,13 @@ UNSUPPORTED = {
     },
 }
 
-#: Element sizes in bytes, by torch dtype name.
-DTYPE_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
-#: nccl-tests type names (``-d float``) accepted as aliases of the torch names.
-DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "bf16": "bfloat16", "fp32": "float32",
-                 "fp16": "float16", "fp64": "float64"}
+#: Element types the benchmark takes, by torch name: those whose correctness inputs stay exact
+#: (small integers, see ``gpucomm.measure.spec``).
+BENCH_DTYPES = ("float32", "float64", "float16", "bfloat16")
+#: Element sizes in bytes, by torch dtype name (``gpucomm.model.dtypes``).
+DTYPE_BYTES = {name: element_type(name).size_bytes for name in BENCH_DTYPES}
+#: nccl-tests type names (``-d float``) and short names (``fp16``) accepted as aliases of the torch names.
+DTYPE_ALIASES = {spelling: name for name in BENCH_DTYPES for spelling in element_type(name).spellings if spelling != name}
 #: dtypes gloo cannot all-reduce on CPU (gloo has no bfloat16 reduction); NCCL only.
 NCCL_ONLY_DTYPES = ("float16", "bfloat16")
 

@@ -53,23 +53,19 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from gpucomm import GpucommError
-from gpucomm.model.collectives import COLLECTIVES, busbw_factor
+from gpucomm.model.collectives import COLLECTIVES, REGISTRY, busbw_factor
+from gpucomm.model.dtypes import BY_SPELLING
 
 __all__ = ["Record", "LogWarning", "ParsedLog", "parse_nccl_tests", "bundled_log_names", "bundled_log_text",
            "read_bundled_log", "TYPE_BYTES", "PERF_BINARY_TO_COLLECTIVE"]
 
-TYPE_BYTES = {
-    "int8": 1, "char": 1, "uint8": 1, "int32": 4, "int": 4, "uint32": 4, "int64": 8, "uint64": 8,
-    "half": 2, "float16": 2, "fp16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8,
-    "bfloat16": 2, "bf16": 2, "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1,
-}
-"""Bytes per element of the type names nccl-tests prints (``test_typenames`` in ``src/common.cu``)."""
+TYPE_BYTES = {spelling: t.size_bytes for spelling, t in BY_SPELLING.items()}
+"""Bytes per element of the type names nccl-tests prints (``test_typenames`` in ``src/common.cu``), and of every
+other spelling of those types (:data:`gpucomm.model.dtypes.BY_SPELLING`)."""
 
-PERF_BINARY_TO_COLLECTIVE = {
-    "all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
-    "broadcast": "broadcast", "reduce": "reduce", "alltoall": "all_to_all", "sendrecv": "send_recv",
-}
-"""nccl-tests binary stem (``all_reduce`` of ``all_reduce_perf``) -> torch.distributed collective name."""
+PERF_BINARY_TO_COLLECTIVE = {c.nccl_tests_binary.removesuffix("_perf"): name for name, c in REGISTRY.items()}
+"""nccl-tests binary stem (``all_reduce`` of ``all_reduce_perf``) -> torch.distributed collective name
+(``Collective.nccl_tests_binary`` of :mod:`gpucomm.model.collectives`)."""
 
 IN_PLACE_OUTLIER_RATIO = 1.25
 """Flag a size of 1 MiB or more whose in-place and out-of-place times differ by more than this factor."""

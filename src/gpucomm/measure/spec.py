@@ -4,9 +4,11 @@ nccl-tests keeps one harness (``src/common.cu``) and one short file per collecti
 (``src/all_reduce.cu``, ...) that states only the buffer sizes, the call, how to fill and
 check the buffers, and the bus-bandwidth factor. This module is the harness side of that
 contract; ``gpucomm.measure.collectives.all_reduce`` is the first collective, and ``all_gather``,
-``reduce_scatter``, ``broadcast``, ``all_to_all`` and ``send_recv`` follow it. To add one,
-write a module with a spec, list it in :data:`SPEC_MODULES` and in
-``config.BENCH_COLLECTIVES``.
+``reduce_scatter``, ``broadcast``, ``all_to_all`` and ``send_recv`` follow it. What is not torch
+code (the nccl-tests size convention, whether it reduces, the ranks it needs, the busbw factor) is
+the collective's file in :mod:`gpucomm.model.collectives`. To measure one more collective, write
+``gpucomm/measure/collectives/<name>.py`` with a spec named ``<NAME>``: :data:`SPEC_MODULES` and
+``config.BENCH_COLLECTIVES`` list the modules found there.
 
 Correctness inputs are small integers, periodic in the element index, chosen so that the
 reduction over ranks is exact in every supported dtype (float32, float64, float16 and
@@ -28,12 +30,15 @@ import torch
 import torch.distributed as dist
 
 from gpucomm import GpucommError
+from gpucomm.measure.collectives import spec_module
+from gpucomm.measure.config import BENCH_COLLECTIVES, DTYPE_BYTES
 from gpucomm.model.collectives import busbw_factor
 
 #: Period of the correctness pattern along the element index.
 PATTERN_PERIOD = 6
 
-TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16}
+#: The torch dtype of each element type the benchmark takes (``config.DTYPE_BYTES``; torch names).
+TORCH_DTYPES = {name: getattr(torch, name) for name in DTYPE_BYTES}
 REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "prod": dist.ReduceOp.PRODUCT, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
 _PY_REDUCE = {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "max": max, "min": min}
 
@@ -57,11 +62,6 @@ class CollectiveSpec:
     count_wrong : callable
         ``count_wrong(buffers, rank, num_ranks, op_name) -> int``: elements of this rank's
         output that differ from the exact expected value.
-    msg_bytes : callable
-        ``msg_bytes(count, elem_bytes, num_ranks) -> int``: the size ``S`` nccl-tests
-        reports and divides by time for algbw (``doc/PERFORMANCE.md``). ``count`` is the
-        element count of the sweep size: per rank, or the total buffer for
-        ``config.CHUNKED_COLLECTIVES`` (then a multiple of ``num_ranks``).
     ops_per_run : int
         Operations one ``run`` call performs; the reported time is the time of a call
         divided by it (send_recv: a round trip is two one-way transfers).
@@ -75,13 +75,34 @@ class CollectiveSpec:
     run: Callable[[Any, Any], None]
     fill: Callable[[Any, int, int, str], None]
     count_wrong: Callable[[Any, int, int, str], int]
-    msg_bytes: Callable[[int, int, int], int]
     ops_per_run: int = 1
     timing_note: str = ""
 
     def busbw_factor(self, num_ranks: int) -> float:
         """``busbw / algbw`` from :func:`gpucomm.model.collectives.busbw_factor`."""
         return busbw_factor(self.name, num_ranks)
+
+    def msg_bytes(self, count: int, elem_bytes: int, num_ranks: int) -> int:
+        """The size ``S`` in bytes that nccl-tests reports and divides by time for algbw (``doc/PERFORMANCE.md``).
+
+        Parameters
+        ----------
+        count : int
+            Element count of the sweep size, in the collective's size convention
+            (:attr:`gpucomm.model.collectives.Collective.chunked`): per rank, or the total buffer for
+            ``config.CHUNKED_COLLECTIVES``.
+        elem_bytes : int
+            Bytes per element.
+        num_ranks : int
+            Ranks; a chunked ``count`` is a multiple of it (``config.SweepConfig.sizes``), so ``S``
+            does not depend on it.
+
+        Returns
+        -------
+        int
+            ``count * elem_bytes``, in bytes.
+        """
+        return count * elem_bytes
 
 
 def input_value(rank: int, index: int, op: str) -> int:
@@ -141,15 +162,9 @@ def this_rank() -> int:
     return dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
 
 
-#: Module of each collective's spec, and the name of the spec in it.
-SPEC_MODULES = {
-    "all_reduce": ("gpucomm.measure.collectives.all_reduce", "ALL_REDUCE"),
-    "all_gather": ("gpucomm.measure.collectives.all_gather", "ALL_GATHER"),
-    "reduce_scatter": ("gpucomm.measure.collectives.reduce_scatter", "REDUCE_SCATTER"),
-    "broadcast": ("gpucomm.measure.collectives.broadcast", "BROADCAST"),
-    "all_to_all": ("gpucomm.measure.collectives.all_to_all", "ALL_TO_ALL"),
-    "send_recv": ("gpucomm.measure.collectives.send_recv", "SEND_RECV"),
-}
+#: Module of each measured collective's spec, and the name of the spec in it (from the modules of
+#: ``gpucomm.measure.collectives``).
+SPEC_MODULES = {collective: spec_module(collective) for collective in BENCH_COLLECTIVES}
 
 
 def get_spec(collective: str) -> CollectiveSpec:

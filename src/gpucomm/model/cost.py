@@ -18,20 +18,10 @@ of every node: the node's NICs together carry one ring's traffic, so a ring's ba
 the smaller of the intra-node rate and the node's total NIC bandwidth, and each LL step
 waits for a network hop.
 
-Formulas per algorithm (n ranks, S bytes, B per-direction bandwidth):
-
-=================  ===================  ==============================  ===========================================
-algorithm          steps                wire bytes per GPU link         source
-=================  ===================  ==============================  ===========================================
-ring               2(n-1) (all_reduce)  2 (n-1)/n S                     Thakur et al. 2005, sec. 4.4; nccl-tests PERFORMANCE.md
-ring               n-1 (AG, RS, A2A)    (n-1)/n S                       Thakur et al. 2005, sec. 4.1
-ring (chain)       n-1 (bcast, reduce)  S                               pipelined chain, as NCCL's ring broadcast
-rhd                2 log2 n             2 (n-1)/n S                     Rabenseifner, Thakur et al. 2005, sec. 4.4
-tree               2 ceil(log2 n)       2 S                             double binary tree, Sanders et al. 2009; NCCL 2.4 blog
-one_shot           2                    (n-1) S                         every GPU reads all peers (vLLM/TRT-LLM custom all_reduce)
-two_shot           4                    2 (n-1)/n S                     reduce-scatter + all-gather by direct access
-nvls               1                    (1 + 1/n) S                     NVLink SHARP: reduction in the NVSwitch
-=================  ===================  ==============================  ===========================================
+The algorithms inside a node, each with its steps, wire bytes and source, are stated once, in the
+collective's file of :mod:`gpucomm.model.collectives` (``all_reduce.py``, ``all_gather.py``, ...);
+:func:`steps_and_wire_bytes` reads them. This module adds the schedules across nodes: one ring per
+NIC, and ``hierarchical`` for all_reduce.
 
 References
 ----------
@@ -48,7 +38,7 @@ import dataclasses
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
-from gpucomm.model.collectives import busbw_factor, check_collective, check_num_ranks
+from gpucomm.model.collectives import REGISTRY, busbw_factor, check_collective, check_num_ranks, get_collective
 from gpucomm.model.hardware import Link, get_inter_socket_link, get_link
 from gpucomm.model.hardware import calibration as cal
 
@@ -62,16 +52,15 @@ bytes), which never beats the ring, so ``auto`` does not take the textbook ``tre
 
 MAX_MSG_BYTES = 1 << 50  # 1 PiB: anything larger is a typo, not a collective
 
+HIERARCHICAL_COLLECTIVES = ("all_reduce",)
+"""Collectives with the across-nodes ``hierarchical`` schedule of this module (:func:`_hierarchical_cost`)."""
+
 ALGORITHMS_FOR = {
-    "all_reduce": ("ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical"),
-    "all_gather": ("ring", "rhd", "nvls"),
-    "reduce_scatter": ("ring", "rhd", "nvls"),
-    "broadcast": ("ring", "tree"),
-    "reduce": ("ring", "tree"),
-    "all_to_all": ("ring",),
-    "send_recv": ("ring",),
+    name: tuple(a.name for a in c.algorithms) + (("hierarchical",) if name in HIERARCHICAL_COLLECTIVES else ())
+    for name, c in REGISTRY.items()
 }
-"""The algorithms that implement each collective (``hierarchical``: across nodes only)."""
+"""The algorithms that implement each collective: those of its file in :mod:`gpucomm.model.collectives`,
+then ``hierarchical`` (across nodes only) where it applies."""
 
 
 @dataclass(frozen=True)
@@ -397,38 +386,19 @@ def ring_steps(collective: str, num_ranks: int) -> int:
     >>> ring_steps("all_reduce", 4)
     6
     """
-    check_collective(collective)
-    n = check_num_ranks(num_ranks)
-    if collective == "send_recv":
-        return 1
-    return 2 * (n - 1) if collective == "all_reduce" else n - 1
+    ring = get_collective(collective).algorithm("ring")
+    return ring.steps(check_num_ranks(num_ranks))
 
 
 def _steps_and_wire(algorithm: str, collective: str, size: int, n: int) -> tuple[int, float]:
-    """(sequential steps, bytes per direction on the busiest GPU link) of one algorithm; see the module table."""
+    """(sequential steps, bytes per direction on the busiest GPU link) of one algorithm inside a node, as the
+    collective's file in :mod:`gpucomm.model.collectives` states them; nothing moves on one rank."""
     if n == 1:
         return 0, 0.0
-    log2n = math.ceil(math.log2(n))
-    if algorithm == "ring":
-        if collective in ("broadcast", "reduce", "send_recv"):
-            return ring_steps(collective, n), float(size)
-        return ring_steps(collective, n), size * busbw_factor(collective, n)
-    if algorithm == "rhd":
-        if n & (n - 1):
-            raise GpucommError(f"algorithm 'rhd' (recursive halving/doubling) with {n} ranks: expected a power of two")
-        steps = 2 * log2n if collective == "all_reduce" else log2n
-        return steps, size * busbw_factor(collective, n)
-    if algorithm == "tree":
-        return (2 * log2n, 2.0 * size) if collective == "all_reduce" else (log2n, float(size))
-    if algorithm == "one_shot":
-        return 2, (n - 1) * float(size)
-    if algorithm == "two_shot":
-        return 4, size * busbw_factor("all_reduce", n)
-    if algorithm == "nvls":
-        if collective == "all_reduce":
-            return 1, size * (1 + 1 / n)
-        return 1, float(size) * (n - 1) / n
-    raise AssertionError(algorithm)
+    algo = get_collective(collective).algorithm(algorithm)
+    if algo.power_of_two_ranks and n & (n - 1):
+        raise GpucommError(f"algorithm {algorithm!r} ({algo.title}) with {n} ranks: expected a power of two")
+    return algo.steps(n), algo.wire_bytes(size, n)
 
 
 def steps_and_wire_bytes(collective: str, msg_bytes: float, *, num_ranks: int, algorithm: str) -> tuple[int, float]:

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from gpucomm import GpucommError
 from gpucomm.model.catalog import lookup
 from gpucomm.model.cost import CollectiveCost, collective_cost
+from gpucomm.model.dtypes import element_type
 from gpucomm.model.hardware import Link
 
-DTYPE_BYTES = {"fp32": 4, "float32": 4, "fp16": 2, "float16": 2, "bf16": 2, "bfloat16": 2, "fp8": 1}
-"""Bytes per element of the activation dtypes."""
+DTYPE_BYTES = {s: element_type(s).size_bytes for s in ("fp32", "float32", "fp16", "float16", "bf16", "bfloat16", "fp8")}
+"""Bytes per element of the activation dtypes, by the spellings accepted here (sizes: :mod:`gpucomm.model.dtypes`)."""
 
 ALL_REDUCES_PER_LAYER_FORWARD = 2
 """Megatron-LM TP forward: one all_reduce after attention, one after the MLP (arXiv:1909.08053, Fig. 3)."""

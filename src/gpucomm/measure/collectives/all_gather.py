@@ -1,9 +1,8 @@
 """all_gather: the spec for the benchmark harness (the counterpart of nccl-tests ``src/all_gather.cu``).
 
 Each of the ``n`` ranks contributes a chunk of ``count / n`` elements and receives all
-``n`` chunks. As in nccl-tests (``AllGatherGetCollByteCount``), the size ``S`` is the
-*total* output buffer, ``count * elem_bytes``, and ``busbw = algbw * (n-1)/n``
-(``doc/PERFORMANCE.md``, "AllGather"): each rank receives the ``n - 1`` chunks it lacks.
+``n`` chunks: ``count`` is the *total* output buffer, as nccl-tests' ``S``
+(:mod:`gpucomm.model.collectives.all_gather`, which also gives the busbw factor).
 
 Check: rank ``r`` sends :func:`~gpucomm.measure.spec.tag_value` of source ``r``; chunk ``q``
 of every output must hold source ``q``'s tags, so a chunk in the wrong slot is wrong.
@@ -48,7 +47,6 @@ ALL_GATHER = CollectiveSpec(
     run=_run,
     fill=_fill,
     count_wrong=_count_wrong,
-    msg_bytes=lambda count, elem_bytes, num_ranks: count * elem_bytes,
 )
 
 __all__ = ["ALL_GATHER"]

@@ -1,8 +1,8 @@
 """all_reduce: the spec for the benchmark harness (the counterpart of nccl-tests ``src/all_reduce.cu``).
 
 torch's ``dist.all_reduce`` works in place, so there is one buffer of ``count`` elements
-per rank and nccl-tests' in-place column is what is measured. ``S = count * elem_bytes``
-and ``busbw = algbw * 2(n-1)/n`` (nccl-tests ``doc/PERFORMANCE.md``, "AllReduce").
+per rank and nccl-tests' in-place column is what is measured. ``S`` and the busbw factor:
+:mod:`gpucomm.model.collectives.all_reduce`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ ALL_REDUCE = CollectiveSpec(
     run=_run,
     fill=_fill,
     count_wrong=_count_wrong,
-    msg_bytes=lambda count, elem_bytes, num_ranks: count * elem_bytes,
 )
 
 __all__ = ["ALL_REDUCE"]

@@ -2,10 +2,9 @@
 
 Every rank's send buffer of ``count`` elements holds one chunk of ``count / n`` elements for
 each rank (itself included); rank ``q`` receives chunk ``q`` of every rank, in source order.
-The size ``S`` is one rank's whole send buffer, ``count * elem_bytes``, and
-``busbw = algbw * (n-1)/n`` (nccl-tests ``src/alltoall.cu``, ``AlltoAllGetBw``): the chunk
-for itself never leaves the rank. (Newer nccl-tests also align each chunk to 16 bytes; here
-a chunk is any whole number of elements.)
+``count`` is one rank's whole send buffer, as nccl-tests' ``S``
+(:mod:`gpucomm.model.collectives.all_to_all`, which also gives the busbw factor). (Newer
+nccl-tests also align each chunk to 16 bytes; here a chunk is any whole number of elements.)
 
 Check: chunk ``q`` sent by rank ``r`` holds :func:`~gpucomm.measure.spec.tag_value` of source
 ``r``, chunk ``q``; rank ``q`` must find source ``r``'s chunk ``q`` in slot ``r``.
@@ -49,7 +48,6 @@ ALL_TO_ALL = CollectiveSpec(
     run=_run,
     fill=_fill,
     count_wrong=_count_wrong,
-    msg_bytes=lambda count, elem_bytes, num_ranks: count * elem_bytes,
 )
 
 __all__ = ["ALL_TO_ALL"]

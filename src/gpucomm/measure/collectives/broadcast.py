@@ -1,8 +1,7 @@
 """broadcast: the spec for the benchmark harness (the counterpart of nccl-tests ``src/broadcast.cu``).
 
 Rank 0 (the root, nccl-tests' default ``-r 0``) sends its ``count`` elements to every other
-rank, in place. ``S = count * elem_bytes`` and ``busbw = algbw`` (factor 1,
-``doc/PERFORMANCE.md``, "Broadcast"): in a pipelined chain every link carries ``S`` once.
+rank, in place. ``S`` and the busbw factor: :mod:`gpucomm.model.collectives.broadcast`.
 
 Check: the root holds :func:`~gpucomm.measure.spec.tag_value` of source 0, the other ranks
 zeros; afterwards every rank must hold the root's values.
@@ -44,7 +43,6 @@ BROADCAST = CollectiveSpec(
     run=_run,
     fill=_fill,
     count_wrong=_count_wrong,
-    msg_bytes=lambda count, elem_bytes, num_ranks: count * elem_bytes,
 )
 
 __all__ = ["BROADCAST", "ROOT"]

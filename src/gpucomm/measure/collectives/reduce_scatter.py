@@ -1,9 +1,8 @@
 """reduce_scatter: the spec for the benchmark harness (the counterpart of nccl-tests ``src/reduce_scatter.cu``).
 
 Every rank holds ``count`` elements in ``n`` chunks; rank ``r`` receives chunk ``r`` reduced
-over all ranks. As in nccl-tests (``ReduceScatterGetCollByteCount``), the size ``S`` is the
-*total* input buffer, ``count * elem_bytes``, and ``busbw = algbw * (n-1)/n``
-(``doc/PERFORMANCE.md``, "ReduceScatter").
+over all ranks: ``count`` is the *total* input buffer, as nccl-tests' ``S``
+(:mod:`gpucomm.model.collectives.reduce_scatter`, which also gives the busbw factor).
 
 Not on gloo: gloo has no reduce-scatter algorithm, and torch's gloo fallback is a full
 all_reduce (``config.UNSUPPORTED``), so the runner refuses it there instead of timing it.
@@ -58,7 +57,6 @@ REDUCE_SCATTER = CollectiveSpec(
     run=_run,
     fill=_fill,
     count_wrong=_count_wrong,
-    msg_bytes=lambda count, elem_bytes, num_ranks: count * elem_bytes,
 )
 
 __all__ = ["REDUCE_SCATTER"]

@@ -68,7 +68,6 @@ SEND_RECV = CollectiveSpec(
     run=_run,
     fill=_fill,
     count_wrong=_count_wrong,
-    msg_bytes=lambda count, elem_bytes, num_ranks: count * elem_bytes,
     ops_per_run=2,
     timing_note="send_recv: ping-pong between ranks 0 and 1; time = one way, half the round trip",
 )
