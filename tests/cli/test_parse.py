@@ -10,9 +10,10 @@ import sys
 
 import pytest
 
-from gpucomm.measure.results import read_results
+from gpucomm.cli import build_parser, main
+from gpucomm.cli.parse import log_to_results, register
 from gpucomm.measure.nccl_tests_log import bundled_log_names, bundled_log_text, read_bundled_log
-from gpucomm.cli.parse import log_to_results, parse_main, register_parse_cli
+from gpucomm.measure.results import read_results
 
 LOGS = bundled_log_names()
 RESULT_FIELDS = {"record", "collective", "msg_bytes", "count", "dtype", "op", "num_ranks", "iters", "warmup_iters",
@@ -26,7 +27,7 @@ def write_log(tmp_path, name: str, text: str):
 
 
 def run(capsys, *argv):
-    code = parse_main(list(argv))
+    code = main(["parse", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -79,6 +80,7 @@ def test_json_lines_equal_the_results_file(tmp_path, capsys):
     printed = [json.loads(line) for line in out.splitlines()]
     stored = [json.loads(line) for line in out_file.read_text().splitlines()]
     assert printed == stored
+    assert printed[0]["argv"] == ["gpucomm", "parse", path, "--json", "--out", str(out_file)]  # as typed
     assert printed[0]["record"] == "meta" and {r["record"] for r in printed[1:]} == {"result"}
 
 
@@ -134,24 +136,18 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, match):
     assert len(err.strip().splitlines()) == 1 and match in err
 
 
-def test_registers_as_a_gpucomm_subcommand(tmp_path, capsys):
-    """As the lead wires it: ``register_parse_cli(sub)`` in ``gpucomm.cli.build_parser``."""
+def test_registers_on_any_subparsers(tmp_path, capsys):
+    """``register(subparsers)`` as every verb module has it: the parser's ``func`` runs the verb."""
     parser = argparse.ArgumentParser(prog="gpucomm")
-    sub = parser.add_subparsers(dest="command", required=True)
-    register_parse_cli(sub)
+    register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["parse", write_log(tmp_path, "c01.txt", bundled_log_text("C01"))])
     assert args.func(args) == 0
     assert "47.39" in capsys.readouterr().out
+    assert build_parser().parse_args(["parse", "x"]).log == "x"  # and gpucomm's parser has it
 
 
-def test_gpucomm_parse_when_wired(tmp_path):
-    """Through the installed ``gpucomm`` entry point, once cli.py registers the verb (skipped before)."""
-    from gpucomm import cli
-
-    try:
-        cli.build_parser().parse_args(["parse", "x"])
-    except SystemExit:
-        pytest.skip("gpucomm parse is not wired into gpucomm.cli yet")
+def test_gpucomm_parse_as_a_command(tmp_path):
+    """Through ``python -m gpucomm parse``: exit status and the one-line error as a user sees them."""
     garbage = write_log(tmp_path, "garbage.txt", "not a log\n")
     out = subprocess.run([sys.executable, "-m", "gpucomm", "parse", garbage], capture_output=True, text=True)
     assert out.returncode == 2 and out.stdout == ""

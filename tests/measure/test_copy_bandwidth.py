@@ -6,7 +6,6 @@ are checked only for their clear refusal here, and run where CUDA is available.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import subprocess
@@ -15,9 +14,10 @@ import sys
 import pytest
 
 from gpucomm import GpucommError
+from gpucomm.cli import main
+from gpucomm.cli.fit import catalog_comparison, fit_regions
 from gpucomm.measure.copy_bandwidth import (COPY_KINDS, GPU_KINDS, HOST_KINDS, PEER_KINDS, catalog_gpu_key,
-                                copy_sizes, expected_copy_bw_bytes_per_s, format_copy_table, register_copy_cli)
-from gpucomm.cli.fit import catalog_comparison, fit_regions, register_fit_cli
+                                copy_sizes, expected_copy_bw_bytes_per_s, format_copy_table)
 from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.hardware import get_gpu, pcie_bw_bytes_per_s
@@ -34,16 +34,15 @@ def run_py(code: str) -> str:
 def test_copy_and_fit_clis_register_without_importing_torch():
     out = run_py(
         "import argparse, sys\n"
-        "from gpucomm.measure.copy_bandwidth import register_copy_cli\n"
-        "from gpucomm.cli.fit import register_fit_cli\n"
+        "from gpucomm.cli import copybw, fit\n"
         "p = argparse.ArgumentParser(); sub = p.add_subparsers()\n"
-        "register_copy_cli(sub); register_fit_cli(sub)\n"
+        "copybw.register(sub); fit.register(sub)\n"
         "a = p.parse_args(['copybw', '-b', '1KiB', '-e', '1MiB', '-f', '2', '-n', '3', '-w', '1', '--out', 'x.jsonl'])\n"
         "b = p.parse_args(['fit', 'r.jsonl', '--link', 'nvlink4', '--gpus', '8', '--plot', 'p.html'])\n"
-        "print(a.min_bytes, a.max_bytes, a.step_factor, a.iters, a.warmup_iters, a.out, a.func.__name__)\n"
-        "print(b.results, b.link, b.gpus, b.plot, b.func.__name__)\n"
+        "print(a.min_bytes, a.max_bytes, a.step_factor, a.iters, a.warmup_iters, a.out, a.func.__module__)\n"
+        "print(b.results, b.link, b.gpus, b.plot, b.func.__module__)\n"
         "print(sorted(m for m in ('torch', 'plotly', 'numpy') if m in sys.modules))\n")
-    assert out.splitlines() == ["1KiB 1MiB 2 3 1 x.jsonl copy_main", "r.jsonl nvlink4 8 p.html fit_main", "[]"]
+    assert out.splitlines() == ["1KiB 1MiB 2 3 1 x.jsonl gpucomm.cli.copybw", "r.jsonl nvlink4 8 p.html gpucomm.cli.fit", "[]"]
 
 
 def test_fit_runs_without_torch(tmp_path):
@@ -51,11 +50,8 @@ def test_fit_runs_without_torch(tmp_path):
     out = run_py(
         "import sys\n"
         "sys.modules['torch'] = None  # any import of torch now fails\n"
-        "import argparse\n"
-        "from gpucomm.cli.fit import register_fit_cli\n"
-        "p = argparse.ArgumentParser(); sub = p.add_subparsers(); register_fit_cli(sub)\n"
-        f"a = p.parse_args(['fit', {str(path)!r}, '--link', 'nvlink3', '--gpus', '4'])\n"
-        "print('exit', a.func(a))\n")
+        "from gpucomm.cli import main\n"
+        f"print('exit', main(['fit', {str(path)!r}, '--link', 'nvlink3', '--gpus', '4']))\n")
     assert "exit 0" in out and "single fit: alpha = 20 us, B = 100 GB/s" in out
 
 
@@ -113,10 +109,7 @@ def test_copy_refuses_what_this_machine_cannot_do(capsys):
     if torch.cuda.device_count() < 2:
         with pytest.raises(GpucommError, match="peer_0_to_1 needs 2 CUDA GPUs"):
             measure_copy_bandwidth(["peer_0_to_1"])
-    parser = argparse.ArgumentParser()
-    register_copy_cli(parser.add_subparsers())
-    args = parser.parse_args(["copybw", "--kinds", "host_torch", "-b", "1MiB", "-e", "8"])
-    assert args.func(args) == 2
+    assert main(["copybw", "--kinds", "host_torch", "-b", "1MiB", "-e", "8"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("gpucomm copybw: error: minimum size -b 1048576 B")
 
@@ -199,10 +192,7 @@ def test_catalog_comparison_ratio_is_measured_over_model():
 
 
 def fit_cli(argv):
-    parser = argparse.ArgumentParser()
-    register_fit_cli(parser.add_subparsers())
-    args = parser.parse_args(["fit", *argv])
-    return args.func(args)
+    return main(["fit", *argv])
 
 
 def test_fit_cli_prints_regions_comparison_and_writes_a_plot(tmp_path, capsys):
@@ -264,10 +254,9 @@ def test_lab_figures_draw_the_records():
 
 def test_copybw_without_torch_says_so_in_one_line():
     out = subprocess.run([sys.executable, "-c",
-                          "import sys, argparse\n"
+                          "import sys\n"
                           "sys.modules['torch'] = None\n"
-                          "from gpucomm.measure.copy_bandwidth import register_copy_cli\n"
-                          "p = argparse.ArgumentParser(); register_copy_cli(p.add_subparsers())\n"
-                          "a = p.parse_args(['copybw']); sys.exit(a.func(a))\n"], capture_output=True, text=True)
+                          "from gpucomm.cli import main\n"
+                          "sys.exit(main(['copybw']))\n"], capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.strip() == "gpucomm copybw: error: copy bandwidth needs PyTorch: pip install torch"

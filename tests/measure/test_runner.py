@@ -117,7 +117,7 @@ def test_backend_choice_never_puts_two_nccl_ranks_on_one_gpu(monkeypatch):
 
 
 def test_cli_bad_input_exits_2_with_one_line(capsys):
-    from gpucomm.cli.bench import main
+    from gpucomm.cli import main
 
     proc = run_cli("-b", "1MiB", "-e", "8", "--no-out", timeout=60)  # the real command and exit status
     assert proc.returncode == 2, proc.stderr
@@ -128,18 +128,18 @@ def test_cli_bad_input_exits_2_with_one_line(capsys):
                         (["-f", "1.5"], "step factor -f '1.5' is not an integer"),
                         (["-n", "0"], "iterations -n 0"),
                         (["-d", "bfloat16", "--backend", "gloo"], "bfloat16 is not supported on gloo")]:
-        assert main([*args, "--no-out"]) == 2
+        assert main(["bench", *args, "--no-out"]) == 2
         lines = capsys.readouterr().err.strip().splitlines()
-        # argparse errors carry the standalone parser's name, validation errors the command's
-        assert len(lines) == 1 and lines[0].split(": error: ")[0] in ("gpucomm bench", "python -m gpucomm bench"), lines
+        # argparse errors and validation errors carry the same prefix
+        assert len(lines) == 1 and lines[0].split(": error: ")[0] == "gpucomm bench", lines
         assert match in lines[0], lines
 
 
 def test_gpucomm_cli_registers_bench_without_importing_torch():
     code = ("import argparse, sys\n"
-            "from gpucomm.cli.bench import register_cli\n"
+            "from gpucomm.cli.bench import register\n"
             "p = argparse.ArgumentParser(); sub = p.add_subparsers()\n"
-            "register_cli(sub)\n"
+            "register(sub)\n"
             "a = p.parse_args(['bench', '-b', '8', '-e', '1M', '-f', '4', '--ranks', '2'])\n"
             "print(a.min_bytes, a.max_bytes, a.step_factor, a.ranks, callable(a.func), 'torch' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -325,21 +325,21 @@ def test_torchrun_entry_point(tmp_path):
 
 
 def test_ranks_flag_is_refused_under_torchrun(monkeypatch):
-    from gpucomm.cli.bench import main
+    from gpucomm.cli import main
 
     monkeypatch.setenv("RANK", "0")
     monkeypatch.setenv("WORLD_SIZE", "1")
-    assert main(["--ranks", "2", "--no-out"]) == 2
+    assert main(["bench", "--ranks", "2", "--no-out"]) == 2
 
 
 def test_wrong_results_mark_the_row_and_fail_the_command(monkeypatch, capsys):
-    from gpucomm.cli import bench as cli
+    from gpucomm import cli
     from gpucomm.measure import launch
 
     record = {"msg_bytes": 8, "count": 2, "dtype": "float32", "op": "sum", "time_s": 1e-4,
               "algbw_bytes_per_s": 8e4, "busbw_bytes_per_s": 8e4, "num_wrong": 2}
     monkeypatch.setattr(launch, "launch_local", lambda config, n, reporter=None: SweepResults([record], {}))
-    assert cli.main(["--ranks", "2", "--no-out"]) == 1
+    assert cli.main(["bench", "--ranks", "2", "--no-out"]) == 1
     assert "2 wrong elements at 1 sizes (first at 8 B)" in capsys.readouterr().err
     assert format_row(record).endswith("2  WRONG")
     assert "# Wrong elements     : 2 FAILED" in format_table(SweepResults([record]))

@@ -1,12 +1,14 @@
-"""The ``bench`` command: ``gpucomm bench``, ``python -m gpucomm bench`` and torchrun.
+"""``gpucomm bench``: measure a collective over message sizes, like nccl-tests.
 
-Importing this module does not import torch: :func:`register_cli` only declares the
-arguments; torch is loaded by :func:`bench_main` when a sweep actually runs.
+Run as ``gpucomm bench``, ``python -m gpucomm bench`` or ``torchrun ... -m gpucomm bench``.
+Importing this module does not import torch: :func:`register` only declares the arguments;
+torch is loaded by :func:`run` when a sweep actually runs, and where it is missing ``run``
+says so in one line.
 
 Flags follow nccl-tests (``-b -e -f -n -w -c -d -o``; sizes accept ``8``, ``64MiB``,
 ``128M``). Under torchrun (``RANK``/``WORLD_SIZE`` set) each process is one rank; otherwise
 ``--ranks N`` local ranks are started. Exit status: 0 when every checked element is right,
-1 when any is wrong, 2 on bad input or a failed rank, 130 on Ctrl-C, 143 on SIGTERM.
+1 when any is wrong, 2 on bad input, a failed rank or no torch, 130 on Ctrl-C, 143 on SIGTERM.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import sys
 import threading
 
 from gpucomm import GpucommError
-from gpucomm.cli.common import OneLineErrorParser, int_arg
+from gpucomm.cli.common import int_arg, print_error, require_torch
 from gpucomm.measure.config import BENCH_COLLECTIVES, DEFAULT_TIMEOUT_S, DTYPE_BYTES, REDOPS, SweepConfig
+
+__all__ = ["register", "run", "config_from_args"]
 
 DESCRIPTION = """Measure a collective over message sizes, like nccl-tests: prints size, count, type,
 redop, time (us), algbw and busbw (GB/s = 1e9 B/s) and #wrong, and writes a JSON-lines
@@ -30,8 +34,11 @@ EPILOG = """examples:
   python -m gpucomm bench --ranks 2 --backend gloo -e 1MiB --no-out"""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the bench flags to ``parser`` (shared by ``gpucomm bench`` and ``python -m gpucomm bench``)."""
+def register(subparsers) -> None:
+    """Add the ``bench`` parser to ``subparsers`` (from ``ArgumentParser.add_subparsers``); its ``func`` is :func:`run`."""
+    parser = subparsers.add_parser("bench", help="measure a collective like nccl-tests (torch.distributed)",
+                                   description=DESCRIPTION, epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-b", "--min-bytes", default="8", metavar="SIZE",
                         help="smallest message size per rank (all_gather, reduce_scatter, all_to_all: the total buffer, "
                              "as nccl-tests): bytes or with a unit, e.g. 8, 1KiB, 128M (default 8)")
@@ -70,42 +77,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help=f"process-group timeout: a missing or hung rank fails the run after S seconds "
                              f"(default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    return parser
+    parser.set_defaults(func=run)
 
 
-def register_cli(subparsers) -> argparse.ArgumentParser:
-    """Add the ``bench`` subcommand to an argparse ``subparsers`` object.
+def config_from_args(args: argparse.Namespace) -> SweepConfig:
+    """A validated :class:`SweepConfig` from parsed arguments.
 
-    The subparser's ``func`` default is :func:`bench_main`, which takes the parsed
-    arguments and returns an exit status. torch is not imported until it runs.
+    ``args.argv`` (set by ``gpucomm``'s main: the command line as typed) is recorded in the
+    results file; ``sys.argv`` where it is missing.
 
-    Parameters
-    ----------
-    subparsers
-        The object returned by ``ArgumentParser.add_subparsers()``.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``bench`` subparser.
+    Raises
+    ------
+    GpucommError
+        A flag out of range or inconsistent with the others.
     """
-    parser = subparsers.add_parser("bench", help="measure a collective like nccl-tests (torch.distributed)",
-                                   description=DESCRIPTION, epilog=EPILOG,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    parser.set_defaults(func=bench_main)
-    return parser
-
-
-def build_parser(prog: str = "python -m gpucomm bench") -> argparse.ArgumentParser:
-    """A standalone parser with the bench flags (for ``python -m gpucomm bench``)."""
-    parser = OneLineErrorParser(prog=prog, description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    return add_arguments(parser)
-
-
-def config_from_args(args: argparse.Namespace, argv: list[str] | None = None) -> SweepConfig:
-    """A validated :class:`SweepConfig` from parsed arguments (raises :class:`GpucommError`)."""
     if args.no_out:
         out = None
     elif args.out:
@@ -118,15 +103,18 @@ def config_from_args(args: argparse.Namespace, argv: list[str] | None = None) ->
                        step_factor=args.step_factor, iters=args.iters, blocks=args.blocks, warmup_iters=args.warmup_iters,
                        check=bool(args.check), dtype=args.dtype, op=args.op, backend=args.backend, out=out,
                        max_seconds_per_size=args.max_seconds_per_size, timeout_s=args.timeout_s,
-                       argv=tuple(argv if argv is not None else sys.argv))
+                       argv=tuple(getattr(args, "argv", None) or sys.argv))
 
 
-def _error(text: str) -> None:
-    print(f"gpucomm bench: error: {text}", file=sys.stderr, flush=True)
+def run(args: argparse.Namespace) -> int:
+    """Run the sweep the parsed ``args`` describe; return the exit status (see the module docstring).
 
-
-def bench_main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
-    """Run the sweep the parsed ``args`` describe; return the exit status (see module docstring)."""
+    Raises
+    ------
+    GpucommError
+        No torch, bad flags or a failed rank (printed by ``gpucomm``'s main, exit status 2).
+    """
+    require_torch("'gpucomm bench'")
     from gpucomm.measure.launch import Terminated
 
     def on_sigterm(signum, frame):
@@ -136,7 +124,7 @@ def bench_main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, on_sigterm) if in_main_thread else None
     config = None
     try:
-        config = config_from_args(args, argv)
+        config = config_from_args(args)
         from gpucomm.measure.results import TableReporter
         from gpucomm.measure.runner import cuda_device_count, env_rank_info, is_torchrun, run_rank
 
@@ -160,30 +148,14 @@ def bench_main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
                 gpus = cuda_device_count()
                 num_ranks = gpus if gpus and config.backend != "gloo" else 2
             results = launch_local(config, num_ranks, reporter=TableReporter(progress=progress))
-    except GpucommError as exc:
-        _error(str(exc))
-        return 2
     except (KeyboardInterrupt, Terminated) as exc:
         kept = f"; finished sizes are in {config.out}" if config is not None and config.out else ""
-        _error(f"interrupted{kept}")
-        return 130 if isinstance(exc, KeyboardInterrupt) else 143
+        return print_error("bench", f"interrupted{kept}", status=130 if isinstance(exc, KeyboardInterrupt) else 143)
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
     if results.num_wrong:
         bad = [r["msg_bytes"] for r in results if r.get("num_wrong")]
-        _error(f"{results.num_wrong} wrong elements at {len(bad)} sizes (first at {bad[0]} B): the collective "
-               "returned wrong results")
-        return 1
+        return print_error("bench", f"{results.num_wrong} wrong elements at {len(bad)} sizes (first at {bad[0]} B): "
+                           "the collective returned wrong results", status=1)
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m gpucomm bench``."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # a bad flag: argparse printed its one line; report the status, as the command does
-        return int(exc.code or 0)
-    return bench_main(args, argv=["python", "-m", "gpucomm", "bench", *argv])

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from gpucomm import GpucommError
+from gpucomm.cli.common import int_arg
 from gpucomm.model.fit import AlphaBetaFit, fit_alpha_beta
 from gpucomm.model.units import format_size, format_time, to_gb_per_s
 
@@ -275,16 +275,6 @@ EPILOG = """examples:
   gpucomm fit sweep.jsonl --link pcie4 --no-p2p"""
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--gpus {text!r} is not an integer: expected an integer >= 1") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--gpus {value} is out of range: expected an integer >= 1")
-    return value
-
-
 def _fraction(text: str) -> float:
     try:
         value = float(text)
@@ -295,12 +285,18 @@ def _fraction(text: str) -> float:
     return value
 
 
-def add_fit_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the ``fit`` arguments to ``parser``."""
+def register(subparsers) -> None:
+    """Add the ``fit`` parser to ``subparsers`` (from ``ArgumentParser.add_subparsers``); its ``func`` is :func:`run`.
+
+    Neither torch nor plotly is imported: plotly only when ``--plot`` writes a figure.
+    """
+    parser = subparsers.add_parser("fit", help="fit alpha and beta to a gpucomm bench results file",
+                                   description=DESCRIPTION, epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", metavar="RESULTS", help="JSON-lines results file from gpucomm bench --out")
     parser.add_argument("--link", default=None, metavar="KEY",
                         help="compare with the catalog model over this link (e.g. nvlink4, pcie5)")
-    parser.add_argument("--gpus", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--gpus", type=int_arg("--gpus", 1), default=None, metavar="N",
                         help="GPUs in the model (default: the sweep's rank count)")
     parser.add_argument("--no-p2p", action="store_true", help="model without P2P: staged through host memory (PCIe)")
     parser.add_argument("--max-rms", type=_fraction, default=DEFAULT_MAX_RMS, metavar="FRACTION",
@@ -308,37 +304,36 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
                              f"(default {DEFAULT_MAX_RMS})")
     parser.add_argument("--plot", default=None, metavar="FILE.html",
                         help="write the measured-vs-model plot as a standalone HTML file (plotly.js included)")
-    return parser
+    parser.set_defaults(func=run)
 
 
-def _error(text: str) -> int:
-    print(f"gpucomm fit: error: {text}", file=sys.stderr, flush=True)
-    return 2
+def run(args: argparse.Namespace) -> int:
+    """Run ``gpucomm fit``: print the fit (and the comparison, and write the plot); return 0.
 
-
-def fit_main(args: argparse.Namespace) -> int:
-    """Run ``gpucomm fit``: print the fit (and the comparison); exit status 0, or 2 on bad input."""
+    Raises
+    ------
+    GpucommError
+        An unreadable results file, records that cannot be fitted, an unknown link, model flags
+        without ``--link``, or a plot that cannot be written (printed by ``gpucomm``'s main, exit status 2).
+    """
     from gpucomm.measure.results import read_results
 
     if args.plot is not None and not args.plot.lower().endswith((".html", ".htm")):
         # the plot is an interactive plotly page; a .png name would get HTML inside it
-        return _error(f"--plot {args.plot!r} is written as a standalone HTML page: expected a file name ending in "
-                      ".html (or .htm)")
-    try:
-        results = read_results(args.results)
-        for number, record in enumerate(results, start=1):
-            missing = [key for key in ("msg_bytes", "time_s") if key not in record]
-            if missing:
-                raise GpucommError(f"results file {args.results!r} record {number} has no {', '.join(missing)}: "
-                                   "expected records written by gpucomm bench or gpucomm parse")
-        report = fit_regions(results, max_rms=args.max_rms)
-        comparison = None
-        if args.link:
-            comparison = catalog_comparison(results, link=args.link, num_gpus=args.gpus, p2p=not args.no_p2p)
-        elif args.gpus or args.no_p2p:
-            raise GpucommError("--gpus and --no-p2p describe the catalog model: expected --link too")
-    except GpucommError as exc:
-        return _error(str(exc))
+        raise GpucommError(f"--plot {args.plot!r} is written as a standalone HTML page: expected a file name ending in "
+                           ".html (or .htm)")
+    results = read_results(args.results)
+    for number, record in enumerate(results, start=1):
+        missing = [key for key in ("msg_bytes", "time_s") if key not in record]
+        if missing:
+            raise GpucommError(f"results file {args.results!r} record {number} has no {', '.join(missing)}: "
+                               "expected records written by gpucomm bench or gpucomm parse")
+    report = fit_regions(results, max_rms=args.max_rms)
+    comparison = None
+    if args.link:
+        comparison = catalog_comparison(results, link=args.link, num_gpus=args.gpus, p2p=not args.no_p2p)
+    elif args.gpus or args.no_p2p:
+        raise GpucommError("--gpus and --no-p2p describe the catalog model: expected --link too")
     meta = results.meta
     where = f", backend {meta['backend']}" if meta.get("backend") else ""
     print(f"# {report.collective} on {report.num_ranks} ranks{where}: {len(results)} sizes from {args.results}")
@@ -380,22 +375,9 @@ def fit_main(args: argparse.Namespace) -> int:
             fig = fit_figure(results, report, comparison=comparison, label=label)
             fig.write_html(args.plot, include_plotlyjs=True, full_html=True, auto_play=False)
         except (OSError, GpucommError) as exc:
-            return _error(f"plot {args.plot!r} cannot be written: {exc}")
+            raise GpucommError(f"plot {args.plot!r} cannot be written: {exc}") from exc
         print(f"# plot: {args.plot}")
     return 0
 
 
-def register_fit_cli(subparsers) -> argparse.ArgumentParser:
-    """Add the ``fit`` subcommand to an argparse ``subparsers`` object (imports neither torch nor plotly).
-
-    The subparser's ``func`` default is :func:`fit_main` (parsed arguments -> exit status).
-    """
-    parser = subparsers.add_parser("fit", help="fit alpha and beta to a gpucomm bench results file",
-                                   description=DESCRIPTION, epilog=EPILOG,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_fit_arguments(parser)
-    parser.set_defaults(func=fit_main)
-    return parser
-
-
-__all__ = ["Region", "FitReport", "fit_regions", "catalog_comparison", "fit_figure", "register_fit_cli", "fit_main"]
+__all__ = ["Region", "FitReport", "fit_regions", "catalog_comparison", "fit_figure", "register", "run"]

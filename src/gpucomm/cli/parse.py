@@ -33,19 +33,17 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import sys
 from pathlib import Path
 
 import gpucomm
 from gpucomm import GpucommError
-from gpucomm.cli.common import OneLineErrorParser
+from gpucomm.cli.common import int_arg, one_line, print_json
+from gpucomm.measure.nccl_tests_log import ParsedLog, parse_nccl_tests
 from gpucomm.measure.results import SCHEMA_VERSION, ResultsWriter, format_footer, format_header, format_row
 from gpucomm.model.collectives import COLLECTIVES, busbw_factor
-from gpucomm.measure.nccl_tests_log import ParsedLog, parse_nccl_tests
 
-__all__ = ["register_parse_cli", "parse_main", "run_parse", "log_to_results", "format_log_table", "read_log_text", "main",
-           "DTYPE_NAMES"]
+__all__ = ["register", "run", "log_to_results", "format_log_table", "read_log_text", "DTYPE_NAMES"]
 
 DTYPE_NAMES = {"float": "float32", "half": "float16", "double": "float64", "fp16": "float16", "fp32": "float32",
                "fp64": "float64", "bf16": "bfloat16", "int": "int32", "char": "int8", "uint8": "uint8"}
@@ -249,18 +247,14 @@ def format_log_table(meta: dict, records: list[dict], input_name: str) -> str:
     return "\n".join(lines)
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def run_parse(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run ``parse`` with parsed arguments; return the exit status (raises :class:`GpucommError` on bad input)."""
     text = read_log_text(args.log)
     input_name = "standard input" if args.log == "-" else args.log
     try:
         log = parse_nccl_tests(text, collective=args.collective, num_ranks=args.ranks)
     except GpucommError as exc:
-        raise GpucommError(f"log {input_name!r}: {_one_line(exc)}") from None
+        raise GpucommError(f"log {input_name!r}: {one_line(exc)}") from None
     meta, records = log_to_results(log, in_place=not args.out_of_place, input_name=input_name)
     meta["argv"] = list(getattr(args, "argv", None) or sys.argv)
     if args.out:
@@ -270,7 +264,7 @@ def run_parse(args: argparse.Namespace) -> int:
                 writer.write(r)
     if args.json:
         for r in [meta, *records]:
-            print(json.dumps(r))
+            print_json(r)
     else:
         print(format_log_table(meta, records, input_name))
         if args.out:
@@ -279,18 +273,15 @@ def run_parse(args: argparse.Namespace) -> int:
     return 1 if any(w["code"] in WRONG_CODES for w in meta["warnings"]) else 0
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"number of ranks {text!r} is not an integer: expected an integer >= 1") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"number of ranks {value} is out of range: expected an integer >= 1")
-    return value
+def register(subparsers) -> None:
+    """Add the ``parse`` parser to ``subparsers`` (from ``ArgumentParser.add_subparsers``); its ``func`` is :func:`run`.
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the ``parse`` arguments to ``parser``."""
+    :func:`run` raises :class:`gpucomm.GpucommError` (one line) on input it cannot read, which
+    ``gpucomm``'s main prints as ``gpucomm parse: error: ...`` with exit status 2.
+    """
+    parser = subparsers.add_parser("parse", help="read nccl-tests output into gpucomm bench's results records",
+                                   description=DESCRIPTION, epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("log", metavar="LOG", help="nccl-tests output (a text file), or - for standard input")
     parser.add_argument("--json", action="store_true",
                         help="print the JSON-lines records (metadata line, then one line per size) instead of the table")
@@ -300,62 +291,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="use the out-of-place column (default: in-place, what 'gpucomm bench' measures)")
     parser.add_argument("--collective", default=None, choices=COLLECTIVES, metavar="NAME",
                         help=f"the collective, when the log does not say: one of {', '.join(COLLECTIVES)}")
-    parser.add_argument("--ranks", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--ranks", type=int_arg("number of ranks", 1), default=None, metavar="N",
                         help="the number of ranks, when the log does not say (or says it wrong)")
-    return parser
-
-
-def register_parse_cli(subparsers) -> argparse.ArgumentParser:
-    """Add the ``parse`` subcommand to an argparse ``subparsers`` object.
-
-    The subparser's ``func`` default is :func:`run_parse`: it takes the parsed arguments and
-    returns the exit status, and raises :class:`gpucomm.GpucommError` (one line) on input it
-    cannot read, which ``gpucomm``'s ``main`` prints as ``gpucomm parse: error: ...`` with status 2.
-
-    Parameters
-    ----------
-    subparsers
-        The object returned by ``ArgumentParser.add_subparsers()``.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``parse`` subparser.
-    """
-    parser = subparsers.add_parser("parse", help="read nccl-tests output into gpucomm bench's results records",
-                                   description=DESCRIPTION, epilog=EPILOG,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    parser.set_defaults(func=run_parse)
-    return parser
-
-
-def parse_main(argv: list[str] | None = None, *, prog: str = "gpucomm parse") -> int:
-    """``gpucomm parse`` as a function: parse ``argv``, run, and return the exit status.
-
-    Errors are reported as ``gpucomm main`` reports them: one line on stderr, status 2.
-    """
-    parser = add_arguments(OneLineErrorParser(prog=prog, description=DESCRIPTION, epilog=EPILOG,
-                                          formatter_class=argparse.RawDescriptionHelpFormatter))
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # a bad flag (one line already printed, 2) or --help (0)
-        return int(exc.code or 0)
-    args.argv = [prog, *argv]
-    try:
-        return run_parse(args)
-    except BrokenPipeError:
-        return 0
-    except GpucommError as exc:
-        print(f"gpucomm parse: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m gpucomm.cli.parse``."""
-    return parse_main(argv, prog="python -m gpucomm.cli.parse")
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    parser.set_defaults(func=run)

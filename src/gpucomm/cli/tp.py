@@ -1,0 +1,118 @@
+"""``gpucomm tp``: the tensor-parallel all_reduce communication of one forward pass.
+
+The message size and count come from :func:`gpucomm.model.tp.tp_forward_comm`; with ``--gpu``
+(a catalog GPU with FLOP/s and memory bandwidth), :func:`gpucomm.model.tp.tp_step` adds the
+roofline compute time, the communication share and tokens/s. Pure Python: no torch, plotly or
+pandas.
+
+Examples::
+
+    gpucomm tp --model llama-3-70b --tp 4 --tokens 4096 --link nvlink3
+    gpucomm tp --model llama-3-70b --tp 8 --tokens 2048 --phase decode --batch 16 --link nvlink4 --gpu h100_sxm5
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gpucomm import GpucommError
+from gpucomm.cli.common import int_arg, mesh_size, print_json, print_table
+from gpucomm.model.hardware import INTER_SOCKET_LINKS, get_gpu, link_keys
+from gpucomm.model.tp import MODELS, link_for_gpu, tp_forward_comm, tp_step
+from gpucomm.model.units import format_size, format_time
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers) -> None:
+    """Add the ``tp`` parser to ``subparsers`` (from ``ArgumentParser.add_subparsers``); its ``func`` is :func:`run`."""
+    tp = subparsers.add_parser("tp", help="TP all_reduce communication of one forward pass")
+    tp.add_argument("--model", required=True, help=f"one of {', '.join(MODELS)}")
+    tp.add_argument("--tp", type=int_arg("TP degree", 1), required=True, help="tensor-parallel degree (>= 1)")
+    tp.add_argument("--tokens", type=int_arg("number of tokens", 1), required=True,
+                    help="prompt tokens per sequence; in decode, the prompt already in the KV cache (see --context)")
+    tp.add_argument("--phase", choices=("prefill", "decode"), default="prefill", help="prefill (default) or decode")
+    tp.add_argument("--batch", type=int_arg("batch", 1), default=1, help="sequences in flight (default 1)")
+    tp.add_argument("--context", type=int_arg("context length", 1), default=None,
+                    help="decode with --gpu: tokens in the KV cache each step reads (default --tokens)")
+    tp.add_argument("--gpu", default=None, help="GPU catalog key for the roofline compute time, e.g. h100_sxm5")
+    tp.add_argument("--topology", default="switch",
+                    help="switch (default), mesh (point-to-point) or pairs (NVLink bridges, PCIe 4.0 between pairs)")
+    tp.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=None,
+                    help="with --topology mesh: GPUs wired in the mesh (default 8)")
+    tp.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
+    tp.add_argument("--dtype", default="fp16", help="activation dtype: fp16 (default), bf16, fp32, fp8")
+    tp.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
+    tp.add_argument("--inter-socket", default=None,
+                    help=f"TP GPUs under both sockets (SYS): the socket link, one of {', '.join(INTER_SOCKET_LINKS)}")
+    tp.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    tp.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the TP communication (and, with ``--gpu``, the roofline step) ``args`` describe; return 0.
+
+    Raises
+    ------
+    GpucommError
+        Unknown model, link or GPU, or a flag that does not apply (printed by ``gpucomm``'s main).
+    """
+    args.mesh_size = mesh_size(args)
+    if args.gpu:  # a bridged card's NVLink is its bridge: the same link for the table and the step
+        args.link = link_for_gpu(args.gpu, args.link, tp_size=args.tp, topology=args.topology)
+    if args.context is not None and args.phase != "decode":
+        raise GpucommError(f"--context {args.context} only applies to decode (the KV cache read per token): "
+                           f"expected --phase decode, or --tokens for the prompt length")
+    fabric = dict(p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size, inter_socket=args.inter_socket)
+    # prefill all-reduces every prompt token of every sequence at once; decode one new token per sequence
+    num_tokens = args.tokens * args.batch if args.phase == "prefill" else args.batch
+    comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=num_tokens, link=args.link, dtype=args.dtype, **fabric)
+    step = None
+    if args.gpu and get_gpu(args.gpu).has_roofline:
+        step = tp_step(args.model, gpu=args.gpu, tp_size=args.tp, link=args.link, phase=args.phase, batch=args.batch,
+                       prompt_len=args.tokens, context_len=args.context, dtype=args.dtype, **fabric)
+    # tp_step's compute_s is one layer's (two all_reduces per layer): scaled to the forward pass
+    compute_s = step.compute_s * comm.all_reduces / 2 if step else None
+    if args.json:
+        out = {"model": comm.model, "tp_size": comm.tp_size, "phase": args.phase, "num_tokens": comm.num_tokens,
+               "msg_bytes": comm.msg_bytes, "all_reduces": comm.all_reduces, "all_reduce_time_s": comm.per_all_reduce.time_s,
+               "all_reduce_algorithm": comm.per_all_reduce.algorithm, "all_reduce_protocol": comm.per_all_reduce.protocol,
+               "all_reduce_busbw_bytes_per_s": comm.per_all_reduce.busbw_bytes_per_s,
+               "all_reduce_latency_s": comm.per_all_reduce.latency_s, "all_reduce_transfer_s": comm.per_all_reduce.transfer_s,
+               "comm_time_s": comm.total_time_s,
+               "time_s": comm.total_time_s, "link": comm.per_all_reduce.link, "p2p": comm.per_all_reduce.p2p}
+        if step:
+            out.update(gpu=step.gpu, compute_time_s=compute_s, step_time_s=step.step_s,
+                       time_s=step.step_s, comm_share=step.comm_share, memory_bound=step.memory_bound,
+                       tokens_per_s_per_user=step.tokens_per_s_per_user, tokens_per_s_per_gpu=step.tokens_per_s_per_gpu,
+                       mem_bytes_per_gpu=step.mem_bytes_per_gpu, fits_memory=step.fits_memory)
+        print_json(out)
+        return 0
+    rows = [
+        ("tokens in the pass", str(comm.num_tokens)),
+        ("message per all_reduce", format_size(comm.msg_bytes)),
+        ("all_reduces per forward", str(comm.all_reduces)),
+        ("time per all_reduce", f"{format_time(comm.per_all_reduce.time_s)} ({comm.per_all_reduce.algorithm}, "
+                                f"{comm.per_all_reduce.protocol})"),
+        ("  latency part (alpha)", format_time(comm.per_all_reduce.latency_s)),
+        ("  bandwidth part", format_time(comm.per_all_reduce.transfer_s)),
+        ("all_reduce time per forward", format_time(comm.total_time_s)),
+        ("busbw", f"{comm.per_all_reduce.busbw_bytes_per_s / 1e9:.2f} GB/s"),
+    ]
+    if step:
+        rows += [
+            ("compute per forward (roofline)", format_time(compute_s)
+             + (" memory-bound" if step.memory_bound else " compute-bound")),
+            ("forward pass total", format_time(step.step_s)),
+            ("communication share", f"{100 * step.comm_share:.1f} %"),
+            ("tokens/s per user", f"{step.tokens_per_s_per_user:.1f}"),
+            ("tokens/s per GPU", f"{step.tokens_per_s_per_gpu:.1f}"),
+            ("weights + KV cache per GPU", format_size(step.mem_bytes_per_gpu)
+             + ("" if step.fits_memory else " - does NOT fit this GPU's memory")),
+        ]
+    else:
+        rows.append(("compute", f"the catalog has no FLOP/s or memory bandwidth for {args.gpu}: communication only"
+                     if args.gpu else "add --gpu (e.g. a100_sxm4_80gb) for the roofline compute time"))
+    print_table(f"TP={args.tp} {args.phase} of {args.model} over {comm.per_all_reduce.link}", ("quantity", "value"), rows,
+                right_aligned=("value",))
+    return 0

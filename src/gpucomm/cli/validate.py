@@ -1,0 +1,74 @@
+"""``gpucomm validate``: the model against every bundled published measurement.
+
+Runs :func:`gpucomm.model.validation.validate` and prints one row per case (measured, model,
+relative error) and the out-of-sample summary per group (:func:`gpucomm.model.validation.summarize`),
+or with ``--json`` one JSON object holding both. The table fits the terminal: below 150 columns
+the group and algorithm columns are left out. Pure Python: no torch, plotly or pandas.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gpucomm.cli.common import print_json, print_table
+from gpucomm.model.units import format_time
+
+__all__ = ["register", "run"]
+
+NARROW_COLUMNS = 150
+"""Terminals narrower than this get the short table (no group, no algorithm column)."""
+
+
+def register(subparsers) -> None:
+    """Add the ``validate`` parser to ``subparsers``; its ``func`` is :func:`run`."""
+    val = subparsers.add_parser("validate", help="the model against every bundled published measurement")
+    val.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    val.add_argument("--all", action="store_true", help="also list every size of the two full sweeps")
+    val.set_defaults(func=run)
+
+
+def _percent(error: float) -> str:
+    """``+12 %``, ``-3 %``, and ``0 %`` (never ``-0 %``) for a relative error."""
+    pct = round(100 * error)
+    return f"{pct:+d} %" if pct else "0 %"
+
+
+def _value(x: float, metric: str) -> str:
+    """A measured or predicted value: busbw in GB/s, times (microseconds in the data) as a duration."""
+    return f"{x:.3g} GB/s" if metric == "busbw" else format_time(x * 1e-6)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the validation tables (or ``--json``); return 0."""
+    import shutil
+
+    from gpucomm.model.validation import summarize, validate
+
+    results = validate()
+    summary = summarize(results)
+    if args.json:
+        print_json({"results": [dict(r.__dict__, error=r.error) for r in results],
+                    "summary": [dict(s.__dict__, target=s.target) for s in summary]})
+        return 0
+    width = shutil.get_terminal_size((200, 24)).columns  # the terminal's width, or $COLUMNS; 200 when piped
+    shown = [r for r in results if args.all or not r.label.endswith(" sweep")]
+    columns = ("case", "what", "measured", "model", "error", "note") if width < NARROW_COLUMNS else \
+        ("case", "group", "what", "measured", "model", "error", "algorithm", "note")
+    rows = []
+    for r in shown:
+        cells = dict(case=r.case_id, group=r.group, what=r.label, measured=_value(r.measured, r.metric),
+                     model=_value(r.predicted, r.metric), error=_percent(r.error),
+                     algorithm=r.algorithm, note=("fitted here; " if r.in_sample else "") + r.why)
+        rows.append([cells[c] for c in columns])
+    hidden = len(results) - len(shown)
+    note = (f"{hidden} sizes of the two full sweeps (Azure A100x8, H200x8) are counted in the summary; --all lists them"
+            if hidden else None)
+    print_table("all_reduce: model vs published measurements", columns, rows,
+                right_aligned=("measured", "model", "error"), width=width, note=note)
+    print_table("summary (out-of-sample only)",
+                ("group", "cases", "median |error|", "worst |error|", "median factor", "worst factor", "target", "meet it"),
+                [(s.group, str(s.count), f"{100 * s.median_abs_error:.1f} %", f"{100 * s.worst_abs_error:.0f} %",
+                  f"{s.median_factor:.2f}x", f"{s.worst_factor:.2f}x", s.target,
+                  "" if s.within_target is None else f"{s.within_target} of {s.count}") for s in summary],
+                width=width)
+    return 0
