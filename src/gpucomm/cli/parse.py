@@ -64,8 +64,10 @@ EPILOG = """examples:
   ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 8 | gpucomm parse - --json"""
 
 
-def read_log_text(path: str) -> str:
+def read_log_text(path: str, expected: str = "the text output of an nccl-tests binary such as all_reduce_perf") -> str:
     """The text of ``path`` (``-``: standard input), undecodable bytes replaced.
+
+    ``expected`` ends the error messages (what the verb reads); ``gpucomm diagnose`` shares this reader.
 
     Raises
     ------
@@ -85,11 +87,9 @@ def read_log_text(path: str) -> str:
             raise GpucommError(f"cannot read log {path!r}: {exc.strerror or type(exc).__name__}") from None
         where = repr(path)
     if len(data) > MAX_LOG_BYTES:
-        raise GpucommError(f"log {where} is larger than {MAX_LOG_BYTES // 2**20} MiB: expected the text output of an "
-                           "nccl-tests binary (kilobytes)")
+        raise GpucommError(f"log {where} is larger than {MAX_LOG_BYTES // 2**20} MiB: expected {expected}")
     if b"\x00" in data:
-        raise GpucommError(f"log {where} is binary (it contains NUL bytes): expected the text output of an nccl-tests "
-                           "binary such as all_reduce_perf")
+        raise GpucommError(f"log {where} is binary (it contains NUL bytes): expected {expected}")
     return data.decode("utf-8", errors="replace")
 
 
