@@ -24,6 +24,7 @@ MODULES = (
     "gpucomm.model.dtypes",
     "gpucomm.model.validation",
     "gpucomm.model.planning",
+    "gpucomm.model.protocols",
     "gpucomm.model.hardware.links",
     "gpucomm.model.hardware.pcie",
     "gpucomm.model.hardware.gpus",

@@ -10,7 +10,7 @@ from gpucomm import GpucommError
 from gpucomm.model.hardware import (GPUS, HOST_HOPS, INTER_SOCKET_LINKS, LINKS, NETWORKS, NVSWITCHES, PCIE_GENS, SYSTEMS,
                               get_gpu, get_host_hop, get_inter_socket_link, get_link, get_network, get_nvswitch,
                               get_pcie_gen, get_system, pcie_bw_bytes_per_s)
-from gpucomm.model.hardware.nvswitch import FABRICS
+from gpucomm.model.hardware.nvswitch import FABRICS, switch_board
 from gpucomm.model.hardware.pcie import INTEL_P2P_OVERHEAD
 
 TABLES = {"GPUS": GPUS, "NETWORKS": NETWORKS, "NVSWITCHES": NVSWITCHES, "SYSTEMS": SYSTEMS,
@@ -242,3 +242,19 @@ def test_no_model_formula_reads_a_both_directions_figure():
         tree = ast.parse(open(module.__file__).read())
         read = [node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute) and "bidir" in node.attr]
         assert not read, (name, read)
+
+
+def test_switch_boards_port_arithmetic():
+    h100, b200, nvl72, a100 = (switch_board(k) for k in ("dgx_h100", "dgx_b200", "gb200_nvl72", "dgx_a100"))
+    for b in (h100, b200, nvl72, a100):
+        assert b.gpu_links <= b.switch_ports  # enough ports for every GPU link: a precondition of non-blocking
+        assert b.gpu_bw_bytes_per_s == pytest.approx(b.links_per_gpu * b.link_bw_bytes_per_s)
+    assert b200.gpu_links == b200.switch_ports and nvl72.gpu_links == nvl72.switch_ports
+    assert h100.chip_bidir_marketing_bytes_per_s * 8 / 1e12 == pytest.approx(25.6)  # NVIDIA's blog: "25.6 Tb/s" per chip
+    assert nvl72.aggregate_bidir_bytes_per_s / 1e12 == pytest.approx(129.6)  # NVIDIA's "130 TB/s"
+    assert nvl72.bisection_bytes_per_s / 1e12 == pytest.approx(32.4)
+    assert h100.bisection_bytes_per_s * 2 / 1e12 == pytest.approx(3.6)  # DGX H100 "3.6 TB/s bisection" (both directions)
+    assert a100.aggregate_bidir_bytes_per_s / 1e12 == pytest.approx(4.8)  # A100 whitepaper "4.8 TB/s total"
+    assert not a100.nvls and h100.nvls
+    with pytest.raises(GpucommError, match="has no NVSwitch"):
+        switch_board("dgx1_v100")

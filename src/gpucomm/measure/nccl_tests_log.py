@@ -50,11 +50,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 
 from gpucomm import GpucommError
 from gpucomm.model.collectives import COLLECTIVES, REGISTRY, busbw_factor
 from gpucomm.model.dtypes import BY_SPELLING
+from gpucomm.model.measurements import bundled_data
 
 __all__ = ["Record", "LogWarning", "ParsedLog", "parse_nccl_tests", "bundled_log_names", "bundled_log_text",
            "read_bundled_log", "TYPE_BYTES", "PERF_BINARY_TO_COLLECTIVE"]
@@ -795,7 +795,7 @@ def _check_stopped_early(records: list[Record], meta: dict, warnings: list[LogWa
 
 def bundled_log_names() -> list[str]:
     """Names (``"C01"``...) of the nccl-tests logs bundled in ``gpucomm/data/nccl_logs``."""
-    folder = resources.files("gpucomm.model").joinpath("data", "nccl_logs")
+    folder = bundled_data("nccl_logs")
     return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
 
 
@@ -810,7 +810,7 @@ def bundled_log_text(name: str) -> str:
     names = bundled_log_names()
     if name not in names:
         raise GpucommError(f"unknown bundled nccl-tests log {name!r}: expected one of {', '.join(names)}")
-    return resources.files("gpucomm.model").joinpath("data", "nccl_logs", f"{name}.txt").read_text()
+    return bundled_data("nccl_logs", f"{name}.txt").read_text()
 
 
 def read_bundled_log(name: str, **overrides) -> ParsedLog:

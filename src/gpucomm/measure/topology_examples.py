@@ -6,24 +6,24 @@ page or a lab show what a DGX H100, a DGX-1 or a PCIe server looks like on a mac
 no GPU. :func:`local_topology_text` runs ``nvidia-smi topo -m`` where it exists.
 
 Parse either with :func:`gpucomm.measure.topology.parse_topo_matrix` (which :func:`read_example_topology`
-calls) and draw with :func:`gpucomm.viz.figures.chapters_hw.topo_matrix_figure`.
+calls) and draw with :func:`gpucomm.viz.figures.topology.topo_matrix_figure`.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-from importlib import resources
 
 from gpucomm import GpucommError
 from gpucomm.measure.topology import TopoMatrix, parse_topo_matrix
+from gpucomm.model.measurements import bundled_data
 
 __all__ = ["example_topology_names", "example_topology_file", "example_topology_text", "example_topology_source",
            "example_topology_context", "read_example_topology", "local_topology_text"]
 
 
 def _folder():
-    return resources.files("gpucomm.model").joinpath("data", "topologies")
+    return bundled_data("topologies")
 
 
 def example_topology_names() -> list[str]:

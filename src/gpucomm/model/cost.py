@@ -76,7 +76,8 @@ class Fabric:
     topology : {"switch", "mesh", "pairs"}
         ``switch``: every GPU reaches every other at its full bandwidth (NVSwitch, or a PCIe
         tree for a ring). ``mesh``: direct point-to-point links, each GPU's bandwidth split
-        evenly over its ``mesh_size - 1`` peers, as in the seeds' "P2P vs NVSwitch" table.
+        evenly over its ``mesh_size - 1`` peers, as in NVIDIA's "P2P vs NVSwitch" table (NVIDIA
+        Technical Blog, "NVIDIA NVLink and NVIDIA NVSwitch Supercharge Large Language Model Inference", Aug 2024).
         ``pairs``: NVLink bridges join GPUs two by two (A40, RTX 3090, A100/H100 PCIe); a
         collective over more than 2 GPUs runs its ring through ``pcie_link`` between pairs,
         and the slowest hop sets the ring's pace.
@@ -257,8 +258,9 @@ def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
     On a switch it is the link's effective bandwidth. On a point-to-point mesh of
     ``m`` GPUs each peer link carries ``1/(m-1)`` of the GPU's bandwidth, and a
     collective among ``n`` of them can use ``n-1`` of those links at once (NCCL builds
-    several rings over disjoint links), so a GPU gets ``(n-1)/(m-1)`` of it: the seeds'
-    table (2 GPUs: 128 GB/s of 900; 8 GPUs: 7 x 128 GB/s).
+    several rings over disjoint links), so a GPU gets ``(n-1)/(m-1)`` of it: the table of
+    NVIDIA's blog "NVIDIA NVLink and NVIDIA NVSwitch Supercharge Large Language Model Inference" (Aug 2024;
+    2 GPUs: 128 GB/s of 900; 8 GPUs: 7 x 128 GB/s).
 
     Parameters
     ----------
@@ -604,7 +606,8 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
 
     Examples
     --------
-    The seed's measurement: Llama-3-70B TP=4 activation (64 MiB) on 4x A100 NVLink, 603 us measured.
+    Llama-3-70B TP=4 activation (64 MiB) on 4x A100 NVLink: 603 us measured with nccl-tests in Baobao
+    Algorithm Notes' article (:func:`gpucomm.model.measurements.llama70b_tp4_4xa100`).
 
     >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, link="nvlink3")
     >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
@@ -741,3 +744,37 @@ def alpha_beta_time_s(msg_bytes: float, *, alpha_s: float, bw_bytes_per_s: float
     if not bw_bytes_per_s > 0:
         raise GpucommError(f"bandwidth {bw_bytes_per_s!r} bytes/s must be positive")
     return alpha_s + msg_bytes * busbw_factor(collective, num_ranks) / bw_bytes_per_s
+
+
+def wire_bytes_per_link(collective: str, msg_bytes: float, *, num_ranks: int, algorithm: str) -> float:
+    """Bytes the busiest GPU link carries per direction in one collective, per the cost model.
+
+    Parameters
+    ----------
+    collective : str
+        torch.distributed name.
+    msg_bytes : float
+        Message size ``S`` in bytes as nccl-tests reports it.
+    num_ranks : int
+        GPUs taking part.
+    algorithm : str
+        An algorithm that implements the collective inside a node (as :func:`steps_and_wire_bytes`).
+
+    Returns
+    -------
+    float
+        The second value of :func:`steps_and_wire_bytes`, in bytes.
+
+    Raises
+    ------
+    GpucommError
+        As :func:`steps_and_wire_bytes`.
+
+    Examples
+    --------
+    >>> wire_bytes_per_link("all_reduce", 8.0, num_ranks=8, algorithm="ring")
+    14.0
+    >>> wire_bytes_per_link("all_reduce", 8.0, num_ranks=8, algorithm="nvls")
+    9.0
+    """
+    return steps_and_wire_bytes(collective, msg_bytes, num_ranks=num_ranks, algorithm=algorithm)[1]

@@ -284,6 +284,95 @@ def serving_estimate(model: str, config: ServingConfig, *, tp_size: int, batch: 
                            dec.comm_share, pre.step_s)
 
 
+@dataclass(frozen=True)
+class RequestThroughput:
+    """One batch of requests served start to finish by one TP group. Times in s, rates in tokens/s.
+
+    Attributes
+    ----------
+    prefill_s : float
+        Prefill of the whole batch (``batch x isl`` tokens), communication included.
+    decode_step_s : float
+        One decode step at the mean context length ``isl + osl / 2``.
+    request_s : float
+        ``prefill_s + osl x decode_step_s``: the batch from first prompt token to last output token.
+    tokens_per_s_per_gpu : float
+        Output tokens per second per GPU: ``batch x osl / request_s / tp_size``.
+    tokens_per_s_per_user : float
+        Decode speed one user sees: ``1 / decode_step_s``.
+    prefill_comm_share, decode_comm_share : float
+        Share of the prefill and of a decode step spent in all_reduce.
+    fits_memory : bool
+        Weights and KV cache of the batch fit in each GPU's memory.
+    """
+
+    prefill_s: float
+    decode_step_s: float
+    request_s: float
+    tokens_per_s_per_gpu: float
+    tokens_per_s_per_user: float
+    prefill_comm_share: float
+    decode_comm_share: float
+    fits_memory: bool
+
+
+def request_throughput(model: str, config: ServingConfig, *, tp_size: int, batch: int, isl: int, osl: int,
+                       dtype: str = "fp16") -> RequestThroughput:
+    """Output tokens/s per GPU of a batch served start to finish (prefill, then ``osl`` decode steps).
+
+    Parameters
+    ----------
+    model : str
+        Model preset (``"llama-3-70b"``).
+    config : ServingConfig
+        GPU, link and fabric (``fabric={"topology": "mesh", "mesh_size": 8}`` for the
+        point-to-point board of NVIDIA's Table 3).
+    tp_size : int
+        TP degree.
+    batch : int
+        Requests served together, >= 1.
+    isl, osl : int
+        Input (prompt) and output sequence lengths in tokens, >= 1.
+    dtype : str
+        Weights, activations and KV cache dtype.
+
+    Returns
+    -------
+    RequestThroughput
+
+    Raises
+    ------
+    GpucommError
+        Lengths below 1, or any error of :func:`gpucomm.model.tp.tp_step`.
+
+    Notes
+    -----
+    A composition of :func:`gpucomm.model.tp.tp_step` (roofline compute + all_reduce, no overlap):
+    ``request_s = prefill(batch, isl) + osl x decode(batch, context = isl + osl/2)``. This is static
+    batching: every request of the batch starts and ends together, which is what "throughput at a
+    fixed batch size" (Table 3 of :data:`gpucomm.model.measurements.NVIDIA_BLOG_URL`) measures; in-flight batching overlaps the
+    prefill of new requests with the decode of others and gives somewhat higher numbers.
+
+    Examples
+    --------
+    >>> switch = ServingConfig("NVSwitch", "h200_sxm", "nvlink4")
+    >>> mesh = ServingConfig("point-to-point", "h200_sxm", "nvlink4", fabric={"topology": "mesh", "mesh_size": 8})
+    >>> a = request_throughput("llama-3-70b", switch, tp_size=2, batch=32, isl=8192, osl=256)
+    >>> b = request_throughput("llama-3-70b", mesh, tp_size=2, batch=32, isl=8192, osl=256)
+    >>> round(a.tokens_per_s_per_gpu / b.tokens_per_s_per_gpu, 1)
+    1.4
+    """
+    for name, value in (("input length", isl), ("output length", osl)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer number of tokens")
+    pre = config.step(model, tp_size=tp_size, phase="prefill", batch=batch, prompt_len=isl, dtype=dtype)
+    dec = config.step(model, tp_size=tp_size, phase="decode", batch=batch, prompt_len=isl,
+                      context_len=isl + osl // 2, dtype=dtype)
+    request_s = pre.step_s + osl * dec.step_s
+    return RequestThroughput(pre.step_s, dec.step_s, request_s, batch * osl / request_s / tp_size,
+                             dec.tokens_per_s_per_user, pre.comm_share, dec.comm_share, dec.fits_memory)
+
+
 # --- training ---------------------------------------------------------------------------------------------
 
 def training_compute_s(model: str, *, gpu: str, num_gpus: int, global_batch_tokens: int, mfu: float = LLAMA3_MFU) -> float:

@@ -8,16 +8,14 @@ Run ``gpucomm validate`` to print the table.
 
 from __future__ import annotations
 
-import csv
 import statistics
 from dataclasses import dataclass
-from importlib import resources
 
 from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.hardware import get_inter_socket_link
 from gpucomm.model.hardware.gpus import bridge_link
-from gpucomm.model.measurements import case, seed_llama70b_tp4
+from gpucomm.model.measurements import case, llama70b_tp4_4xa100, read_bundled_csv
 
 GROUPS = ("nvlink_large", "pcie_large", "network_large", "small_latency")
 """large-message busbw on NVLink/NVSwitch, on PCIe and across nodes (collectives other than the all_reduce
@@ -79,8 +77,9 @@ CASES = (
          dict(link="nvlink4", num_nodes=2, network="eth_200g"), in_sample=True, why="network efficiency is this measurement"),
     Case("C07", "pcie_large", "busbw", "DGX H100, 4 GPUs, P2P off, PCIe 5.0, 1 GiB", dict(link="pcie5", p2p=False),
          in_sample=True, why="host-staged efficiency is taken from this measurement"),
-    Case("C39", "pcie_large", "time", "4 GPUs, PCIe 4.0 without P2P, 64 MiB (seed)", dict(link="pcie4", p2p=False),
-         measured=seed_llama70b_tp4()["all_reduce_pcie4_no_p2p_s"].value * 1e6),
+    Case("C39", "pcie_large", "time", "4 GPUs, PCIe 4.0 without P2P, 64 MiB (Llama-3-70B article)",
+         dict(link="pcie4", p2p=False),
+         measured=llama70b_tp4_4xa100()["all_reduce_pcie4_no_p2p_s"].value * 1e6),
     Case("C05", "pcie_large", "busbw", "DGX A100, 4 GPUs, P2P off, PCIe 4.0, 8 GiB",
          dict(link="pcie4", p2p=False, gpus_per_uplink=2),
          why="two GPUs share each PCIe switch's uplink to the host (DGX A100: 4 PCIe switches for 8 GPUs, "
@@ -179,8 +178,7 @@ def _predict(c: Case) -> Result:
 def _sweep(name: str, label: str, link: str, min_bytes: int, fitted: tuple[int, int], fitted_why: str) -> list[Result]:
     """Every size of a bundled sweep from ``min_bytes``; sizes in ``fitted`` (inclusive) and the largest were used to
     fit calibration parameters, so they are marked in-sample."""
-    text = resources.files("gpucomm.model").joinpath("data", name).read_text()
-    rows = list(csv.DictReader(line for line in text.splitlines() if line and not line.startswith("#")))
+    rows, _ = read_bundled_csv(name)
     largest = max(int(r["bytes"]) for r in rows)
     out = []
     for r in rows:

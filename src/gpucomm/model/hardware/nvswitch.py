@@ -315,3 +315,96 @@ def get_system(key: str | System) -> System:
     1.0
     """
     return lookup(SYSTEMS, key, what='system', entry_type=System, aliases=_ALIASES, dashes_as_underscores=True)
+
+
+@dataclass(frozen=True)
+class SwitchBoard:
+    """How the GPUs of one system reach the NVSwitch chips. Bandwidths in bytes/s.
+
+    Attributes
+    ----------
+    system : str
+        Catalog key.
+    num_gpus, links_per_gpu : int
+        GPUs in the entry and NVLink links per GPU.
+    link_bw_bytes_per_s : float
+        One NVLink link, one direction.
+    gpu_bw_bytes_per_s : float
+        One GPU, all its links, one direction.
+    gpu_bidir_marketing_bytes_per_s : float
+        NVIDIA's both-directions figure per GPU (never used in a formula).
+    switch_chips, ports_per_chip, switch_ports, gpu_links : int
+        Switch chips, NVLink ports per chip, ports in total, and GPU links that plug into them
+        (``num_gpus x links_per_gpu``).
+    chip_bidir_marketing_bytes_per_s : float
+        One switch chip, all ports, both directions (NVIDIA's way of counting).
+    aggregate_bidir_bytes_per_s : float
+        All GPUs' NVLink bandwidth summed, both directions (how NVIDIA counts "130 TB/s" for NVL72).
+    bisection_bytes_per_s : float
+        Half of the GPUs sending to the other half at full rate, one direction:
+        ``num_gpus / 2 x gpu_bw_bytes_per_s`` (a non-blocking switch delivers it).
+    nvls : bool
+        In-switch reduction (NVLink SHARP) available.
+    """
+
+    system: str
+    num_gpus: int
+    links_per_gpu: int
+    link_bw_bytes_per_s: float
+    gpu_bw_bytes_per_s: float
+    gpu_bidir_marketing_bytes_per_s: float
+    switch_chips: int
+    ports_per_chip: int
+    switch_ports: int
+    gpu_links: int
+    chip_bidir_marketing_bytes_per_s: float
+    aggregate_bidir_bytes_per_s: float
+    bisection_bytes_per_s: float
+    nvls: bool
+
+
+def switch_board(system: str | System) -> SwitchBoard:
+    """Port and bandwidth arithmetic of an NVSwitch system, from the catalog.
+
+    Parameters
+    ----------
+    system : str or System
+        Key of :data:`SYSTEMS` (or an entry) whose fabric is NVSwitch.
+
+    Returns
+    -------
+    SwitchBoard
+        Counts from the system and switch entries; bandwidths from the GPU's NVLink
+        (:mod:`gpucomm.model.hardware.gpus`) and the switch's port rate. Aggregate and bisection
+        figures are sums of per-GPU rates, as NVIDIA states them (no efficiency factor).
+
+    Raises
+    ------
+    GpucommError
+        Unknown system, or a system without NVSwitch.
+
+    Examples
+    --------
+    >>> b = switch_board("dgx_h100")
+    >>> b.gpu_links, b.switch_ports, b.link_bw_bytes_per_s / 1e9, b.gpu_bw_bytes_per_s / 1e9
+    (144, 256, 25.0, 450.0)
+    >>> switch_board("gb200_nvl72").aggregate_bidir_bytes_per_s / 1e12
+    129.6
+    """
+    from gpucomm.model.hardware.gpus import get_gpu
+
+    sys_ = get_system(system)
+    if sys_.nvswitch_key is None:
+        raise GpucommError(f"system {sys_.key!r} has no NVSwitch (fabric {sys_.fabric!r}): expected one of "
+                           + ", ".join(k for k, s in SYSTEMS.items() if s.nvswitch_key is not None))
+    sw = get_nvswitch(sys_.nvswitch_key)
+    gpu = get_gpu(sys_.gpu_key)
+    links = gpu.nvlink_links or 0
+    return SwitchBoard(
+        system=sys_.key, num_gpus=sys_.num_gpus, links_per_gpu=links, link_bw_bytes_per_s=sw.port_bw_bytes_per_s,
+        gpu_bw_bytes_per_s=gpu.nvlink_bw_bytes_per_s, gpu_bidir_marketing_bytes_per_s=gpu.nvlink_bidir_marketing_bytes_per_s,
+        switch_chips=sys_.nvswitch_chips, ports_per_chip=sw.ports_per_chip,
+        switch_ports=sys_.nvswitch_chips * sw.ports_per_chip, gpu_links=sys_.num_gpus * links,
+        chip_bidir_marketing_bytes_per_s=sw.chip_bidir_marketing_bytes_per_s,
+        aggregate_bidir_bytes_per_s=sys_.num_gpus * gpu.nvlink_bidir_marketing_bytes_per_s,
+        bisection_bytes_per_s=sys_.num_gpus / 2 * gpu.nvlink_bw_bytes_per_s, nvls=sys_.nvls)

@@ -3,20 +3,26 @@
 Takes the result records of :func:`gpucomm.measure.run_sweep` or
 :func:`gpucomm.measure.results.read_results` (plain dicts; no torch needed to plot a saved
 sweep) and draws them against the model fitted by :func:`gpucomm.model.fit.fit_sweep`, plus any
-other model curves, for example the catalog model of :mod:`gpucomm.model.cost` on GPUs.
+other model curves, for example the catalog model of :mod:`gpucomm.model.cost` on GPUs
+(:func:`measured_vs_model_figure`); and several published sweeps against the catalog model, one at a
+time in a dropdown (:func:`logs_vs_model_figure`, ``book/measuring.md``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
 import plotly.graph_objects as go
 
 from gpucomm import GpucommError
+from gpucomm.measure.nccl_tests_log import ParsedLog
 from gpucomm.model.collectives import busbw_factor
+from gpucomm.model.cost import collective_cost
 from gpucomm.model.fit import AlphaBetaFit, fit_sweep
 from gpucomm.model.units import format_size, format_time
+from gpucomm.viz.figures._layout import corner_title, sig, y_from_top
 
 #: A model curve: ``msg_bytes -> time_s`` (busbw is derived), or ``(msg_bytes, busbw_bytes_per_s)`` sequences.
 ModelCurve = Callable[[float], float] | tuple[Sequence[float], Sequence[float]]
@@ -131,4 +137,134 @@ def measured_vs_model_figure(records: Iterable[dict], model_curve: Mapping[str, 
     fig.update_layout(
         title=title or f"{collective} on {num_ranks} ranks{backend}: measured busbw vs alpha-beta model",
         height=480, margin=dict(t=70, b=130, l=80), legend=dict(orientation="h", y=-0.28), template="plotly_white")
+    return fig
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One measured sweep for :func:`logs_vs_model_figure`.
+
+    Attributes
+    ----------
+    label : str
+        Title; the part before the first ``:`` is the dropdown label.
+    records : list of dict
+        Out-of-place results (``msg_bytes``, ``busbw_bytes_per_s``, ``time_s``); see
+        :meth:`gpucomm.measure.nccl_tests_log.ParsedLog.as_results`.
+    in_place : list of dict
+        In-place results (may be empty).
+    model_kwargs : dict
+        Keywords for :func:`gpucomm.model.cost.collective_cost` describing the hardware (``link``...).
+    line_rate_bytes_per_s : float or None
+        A reference line (the link's nominal per-direction bandwidth), or None.
+    note : str
+        Shown under the title, in small print.
+    """
+
+    label: str
+    records: list
+    in_place: list = field(default_factory=list)
+    model_kwargs: dict = field(default_factory=dict)
+    line_rate_bytes_per_s: float | None = None
+    note: str = ""
+
+    @classmethod
+    def from_log(cls, label: str, log: ParsedLog, model_kwargs: dict, *, line_rate_bytes_per_s: float | None = None,
+                 note: str = "") -> LogEntry:
+        """An entry from a parsed nccl-tests log (both placements)."""
+        return cls(label, log.as_results(), log.as_results(in_place=True), model_kwargs, line_rate_bytes_per_s, note)
+
+
+def logs_vs_model_figure(entries: tuple[LogEntry, ...], *, initial: int = 0, points: int = 60) -> go.Figure:
+    """Measured busbw vs message size, one measured sweep at a time (dropdown), with the model overlaid.
+
+    Parameters
+    ----------
+    entries : tuple of LogEntry
+        The sweeps; each must hold one collective on one rank count.
+    initial : int
+        Index of the entry shown first.
+    points : int
+        Points of each model curve (log-spaced over the measured sizes).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        x: message size (log); y: busbw in GB/s (1e9 B/s, per direction). Per entry: out-of-place
+        and in-place measurements, the model (:func:`gpucomm.model.cost.collective_cost`) and the line
+        rate. Hover gives size, time and busbw.
+
+    Raises
+    ------
+    GpucommError
+        No entries, an entry without records or mixing collectives or rank counts, a bad ``initial``.
+    """
+    if not entries:
+        raise GpucommError("no measured sweeps to plot: expected at least one LogEntry")
+    if not 0 <= initial < len(entries):
+        raise GpucommError(f"initial entry {initial!r} is not valid: expected 0 to {len(entries) - 1}")
+    fig = go.Figure()
+    slots: list[list[int]] = []
+    all_sizes: list[int] = []
+    for k, e in enumerate(entries):
+        rows = sorted(e.records, key=lambda r: r["msg_bytes"])
+        if not rows:
+            raise GpucommError(f"entry {e.label!r} has no records: expected the results of a sweep")
+        kinds = {(r["collective"], r["num_ranks"]) for r in rows + list(e.in_place)}
+        if len(kinds) != 1:
+            raise GpucommError(f"entry {e.label!r} mixes collectives or rank counts {sorted(kinds)}: expected one sweep")
+        (collective, n), = kinds
+        sizes = [r["msg_bytes"] for r in rows]
+        all_sizes += sizes
+        visible = k == initial
+        mine = []
+        for placement, rs, symbol, color in (("out-of-place", rows, "circle", "#1f77b4"),
+                                             ("in-place", sorted(e.in_place, key=lambda r: r["msg_bytes"]),
+                                              "x", "#ff7f0e")):
+            if not rs:
+                continue
+            mine.append(len(fig.data))
+            fig.add_trace(go.Scatter(
+                x=[r["msg_bytes"] for r in rs], y=[round(r["busbw_bytes_per_s"] / 1e9, 6) for r in rs],
+                customdata=[[format_size(r["msg_bytes"]), format_time(r["time_s"])] for r in rs],
+                name=f"measured, {placement}", mode="markers+lines" if placement == "out-of-place" else "markers",
+                marker=dict(symbol=symbol, size=8, color=color), line=dict(width=1, color=color), visible=visible,
+                hovertemplate="%{customdata[0]}: %{customdata[1]}, busbw %{y:.3g} GB/s<extra>" + placement + "</extra>"))
+        lo, hi = min(sizes), max(sizes)
+        grid = sorted({int(round(math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * i / max(points - 1, 1))))
+                       for i in range(points)}) if hi > lo else [lo]
+        costs = [collective_cost(collective, s, num_ranks=n, **e.model_kwargs) for s in grid]
+        mine.append(len(fig.data))
+        fig.add_trace(go.Scatter(
+            x=grid, y=sig([c.busbw_bytes_per_s / 1e9 for c in costs]), customdata=[c.algorithm for c in costs],
+            name="model (gpucomm.model.cost)", mode="lines", line=dict(color="#2ca02c", width=3), visible=visible,
+            hovertemplate="%{y:.3g} GB/s (%{customdata})<extra>model</extra>"))
+        if e.line_rate_bytes_per_s:
+            mine.append(len(fig.data))
+            fig.add_trace(go.Scatter(
+                x=[lo, hi], y=[e.line_rate_bytes_per_s / 1e9] * 2, name="link, nominal per direction", mode="lines",
+                line=dict(color="black", dash="dash"), visible=visible,
+                hovertemplate="%{y:.4g} GB/s<extra>nominal link</extra>"))
+        slots.append(mine)
+
+    def title(e: LogEntry) -> str:
+        return e.label + (f"<br><sup>{e.note}</sup>" if e.note else "")
+
+    def pinned(e: LogEntry) -> dict:
+        return dict(corner_title(title(e)), y=0.97)
+
+    total = len(fig.data)
+    buttons = [dict(method="update", label=e.label.split(":")[0],
+                    args=[{"visible": [i in slots[k] for i in range(total)]}, {"title.text": title(e)}])
+               for k, e in enumerate(entries)]  # title.text only: the pinned position set below stays
+    ticks = [2**p for p in range(0, 40, 3) if min(all_sizes) <= 2**p <= max(all_sizes) * 2]
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[format_size(t) for t in ticks],
+                     title_text="message size (binary units: 1 KiB = 1024 B)")
+    fig.update_yaxes(title_text="busbw (GB/s = 1e9 B/s, per direction)", rangemode="tozero")
+    height, top, bottom = 600, 150, 140
+    fig.update_layout(
+        title=pinned(entries[initial]), template="plotly_white", height=height, margin=dict(t=top, b=bottom),
+        legend=dict(orientation="h", y=-0.25),
+        updatemenus=[dict(type="dropdown", active=initial, buttons=buttons, x=0, xanchor="left",
+                          y=y_from_top(72, height=height, top=top, bottom=bottom), yanchor="top")])
     return fig

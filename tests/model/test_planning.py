@@ -1,23 +1,40 @@
-"""gpucomm.model.planning and the figures of the TP-inference, training, scale-out, myths and hardware chapters."""
+"""Serving and training plans (gpucomm.model.planning), and the numbers of NVIDIA's NVLink/NVSwitch inference blog."""
+from __future__ import annotations
 
-import json
+import subprocess
+import sys
 
 import pytest
 
 from gpucomm import GpucommError
-from gpucomm.model.cost import collective_cost, effective_bw_bytes_per_s
-from gpucomm.model.hardware import LINKS, SYSTEMS, get_gpu, get_link
+from gpucomm.model.cost import make_fabric, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s, wire_bytes_per_link
+from gpucomm.model.hardware import SYSTEMS, get_gpu, get_link
+from gpucomm.model.measurements import NVIDIA_BLOG_TP2_THROUGHPUT
 from gpucomm.model.planning import (
-    ADAM_MIXED_PRECISION_BYTES_PER_PARAM, BACKWARD_SHARE_OF_COMPUTE, OVERLAPPABLE_STRATEGIES, ServingConfig,
-    hybrid_step_estimate, max_batch_within_budget, serving_estimate, system_serving_config, training_comm_estimate,
-    training_compute_s, training_memory_bytes_per_gpu)
+    ADAM_MIXED_PRECISION_BYTES_PER_PARAM,
+    BACKWARD_SHARE_OF_COMPUTE,
+    OVERLAPPABLE_STRATEGIES,
+    ServingConfig,
+    hybrid_step_estimate,
+    max_batch_within_budget,
+    request_throughput,
+    serving_estimate,
+    system_serving_config,
+    training_comm_estimate,
+    training_compute_s,
+    training_memory_bytes_per_gpu,
+)
+from gpucomm.model.tp import tp_forward_comm
 from gpucomm.model.training import model_params, step_comm
 
 H100 = ServingConfig("H100 SXM", "h100_sxm5", "nvlink4")
 RTX4090 = ServingConfig("RTX 4090", "rtx_4090", "pcie4", p2p=False)
+MESH = ServingConfig("point-to-point", "h200_sxm", "nvlink4", fabric={"topology": "mesh", "mesh_size": 8})
+SWITCH = ServingConfig("NVSwitch", "h200_sxm", "nvlink4")
 
 
-# --- planning -------------------------------------------------------------------------------------------------
+# --- serving and training plans --------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("key", [k for k, s in SYSTEMS.items() if s.fabric in ("nvswitch", "pcie")])
 def test_system_serving_config_uses_the_systems_gpu_and_link(key):
@@ -107,102 +124,52 @@ def test_hybrid_step_adds_tp_inside_nodes_and_dp_across():
                              global_batch_tokens=8192)
 
 
-# --- figures --------------------------------------------------------------------------------------------------
-
-plotly = pytest.importorskip("plotly")
-from gpucomm.viz.figures.chapters_tp import (  # noqa: E402
-    NetworkPath, Workload, link_direction_figure, scale_out_busbw_figure, system_comparison_figure,
-    tp_decode_scaling_figure, training_comm_figure)
-
-CONFIGS = (H100, ServingConfig("H100 one-shot", "h100_sxm5", "nvlink4", fabric=dict(algorithm="one_shot")), RTX4090,
-           ServingConfig("2 GPUs only", "h100_sxm5", "nvlink4", max_tp=2))
-
-
-def _small(fig):
-    assert len(fig.to_json()) < 300_000
-
-
-def test_tp_decode_figure_matches_the_model_in_every_slider_step():
-    fig = tp_decode_scaling_figure("llama-3-70b", CONFIGS, batches=(1, 64), initial_batch=1)
-    _small(fig)
-    assert len(fig.data) == 2 * len(CONFIGS)
-    step = fig.layout.sliders[0].steps[1]  # batch 64
-    y, symbols = step.args[0]["y"], step.args[0]["marker.symbol"]
-    s = RTX4090.step("llama-3-70b", tp_size=4, phase="decode", batch=64, prompt_len=1024)
-    assert y[4][2] == pytest.approx(s.tokens_per_s_per_user) and y[5][2] == pytest.approx(s.tokens_per_s_per_gpu)
-    assert symbols[4][2] == ("circle" if s.fits_memory else "circle-open") == "circle-open"
-    assert y[6][2] is None  # beyond max_tp
-    assert list(fig.data[0].y) == step_y(fig, 0)[0]
-    with pytest.raises(GpucommError, match="batch"):
-        tp_decode_scaling_figure("llama-3-70b", CONFIGS, batches=(1, 64), initial_batch=3)
-
-
-def step_y(fig, i):
-    return fig.layout.sliders[0].steps[i].args[0]["y"]
-
-
-def step_text(fig, i):
-    return fig.layout.sliders[0].steps[i].args[0]["text"]
-
-
-def test_training_figure_bars_and_overlap_buttons():
-    fig = training_comm_figure("llama-3-8b", (H100, RTX4090), gpu_counts=(2, 8), initial_gpus=8)
-    _small(fig)
-    assert len(fig.data) == 2 * 4 + 1
-    ys = step_y(fig, 1)
-    e = training_comm_estimate("llama-3-8b", "tp", gpu="rtx_4090", link="pcie4", p2p=False, num_gpus=8, overlap=True)
-    assert ys[3][1] == pytest.approx(e.comm.time_s)
-    d = training_comm_estimate("llama-3-8b", "dp", gpu="h100_sxm5", link="nvlink4", num_gpus=8, overlap=True)
-    assert d.exposed_s == 0 and ys[-1][0] == pytest.approx(d.compute_s)
-    floor = 10 ** fig.layout.yaxis.range[0]
-    assert ys[4][0] == pytest.approx(floor) and step_text(fig, 1)[4][0] == "hidden"  # hidden: drawn at the floor
-    f = training_comm_estimate("llama-3-8b", "fsdp", gpu="rtx_4090", link="pcie4", p2p=False, num_gpus=8, overlap=True)
-    assert f.exposed_s > 0 and ys[5][1] == pytest.approx(f.exposed_s) and step_text(fig, 1)[5][1] == ""
-    buttons = fig.layout.updatemenus[0].buttons
-    assert [len(b.args[0]["visible"]) for b in buttons] == [9, 9]
-    assert buttons[1].args[0]["visible"][:4] == [False] * 4
-
-
-def test_scale_out_figure_matches_hierarchical_cost():
-    paths = (NetworkPath("ib_ndr"), NetworkPath("eth_200g", 8))
-    fig = scale_out_busbw_figure(paths, node_counts=(1, 2, 16), initial_nodes=2,
-                                 measured=[("C08", [2**30, 8 * 2**30], [297.86e9, 338.82e9])])
-    _small(fig)
-    x = list(fig.data[0].x)
-    cost = collective_cost("all_reduce", x[-1], num_ranks=128, link="nvlink4", num_nodes=16, network="ib_ndr")
-    assert step_y(fig, 2)[0][-1] == pytest.approx(cost.busbw_bytes_per_s / 1e9)
-    one = step_y(fig, 0)
-    assert one[0] == one[1]  # a single node does not use the network
-    assert list(fig.data[-1].y) == pytest.approx([297.86, 338.82])
-
-
-def test_link_direction_figure_buttons():
-    fig = link_direction_figure()
-    _small(fig)
-    b = fig.layout.updatemenus[0].buttons
-    per_dir, bidir, busbw = (btn.args[0]["y"][0] for btn in b)
-    assert bidir == pytest.approx([2 * v for v in per_dir])
-    assert busbw == pytest.approx([effective_bw_bytes_per_s(k) / 1e9 for k in LINKS])
-
-
-def test_system_comparison_dropdown():
-    w = (Workload("8B", "llama-3-8b", tp_size=1), Workload("405B", "llama-3.1-405b", batch=8))
-    fig = system_comparison_figure(w, ("dgx_h100", "dgx_h200", "pcie_8x_rtx4090"))
-    _small(fig)
-    buttons = fig.layout.updatemenus[0].buttons
-    assert [b.label for b in buttons] == ["8B", "405B"]
-    user, gpu = buttons[1].args[0]["y"]
-    h200 = serving_estimate("llama-3.1-405b", system_serving_config("dgx_h200"), tp_size=8, batch=8)
-    assert user[1] == pytest.approx(h200.tokens_per_s_per_user) and gpu[1] == pytest.approx(h200.tokens_per_s_per_gpu)
-    texts = buttons[1].args[0]["text"][0]
-    assert "does not fit" in texts[0] and "does not fit" not in texts[1]  # 405B fp16: 8x80 GB no, 8x141 GB yes
-    json.loads(fig.to_json())
-
-
 def test_planning_is_model_layer():
-    import subprocess
-    import sys
 
     code = "import sys, gpucomm.model.planning; print(sorted(m for m in ('torch', 'plotly', 'ipywidgets') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- NVIDIA's blog: NVLink and NVSwitch supercharge LLM inference (Aug 2024) ----------------------------------------
+
+
+def test_nvidia_blog_point_to_point_figures_are_both_directions():
+    mesh = make_fabric("nvlink4", topology="mesh", mesh_size=8)
+    pair = pair_bw_bytes_per_s(mesh)
+    assert 2 * pair / 1e9 == pytest.approx(128, rel=0.01)  # NVIDIA's "128 GB/s" per pair: both directions
+    assert pair / 1e9 == pytest.approx(64.3, abs=0.05)
+    assert per_gpu_bw_bytes_per_s(mesh, 8) == per_gpu_bw_bytes_per_s(make_fabric("nvlink4"), 8)  # "7 x 128" ~ "900"
+    assert per_gpu_bw_bytes_per_s(mesh, 2) * 7 == pytest.approx(per_gpu_bw_bytes_per_s(mesh, 8))
+
+
+def test_nvidia_blog_20_gb_per_query_and_per_direction_times():
+    pre = tp_forward_comm("llama-3-70b", tp_size=2, num_tokens=8192, link="nvlink4")
+    query = pre.msg_bytes * pre.all_reduces
+    assert query == 20 * 2**30  # NVIDIA's "20 GB"
+    wire = wire_bytes_per_link("all_reduce", query, num_ranks=2, algorithm="ring")
+    assert wire == query  # TP=2 ring: each message crosses the pair's link once in each direction
+    mesh = make_fabric("nvlink4", topology="mesh", mesh_size=8)
+    assert wire / pair_bw_bytes_per_s(mesh) == pytest.approx(2 * 20e9 / 128e9, rel=0.1)  # twice NVIDIA's 150 ms
+
+
+def test_request_throughput_reproduces_nvidia_table_3_trend():
+    ratios = []
+    for batch, (p2p, nvs) in NVIDIA_BLOG_TP2_THROUGHPUT.items():
+        m = request_throughput("llama-3-70b", MESH, tp_size=2, batch=batch, isl=8192, osl=256)
+        s = request_throughput("llama-3-70b", SWITCH, tp_size=2, batch=batch, isl=8192, osl=256)
+        assert m.fits_memory and s.fits_memory
+        assert m.tokens_per_s_per_gpu == pytest.approx(p2p, rel=0.2)
+        assert s.tokens_per_s_per_gpu == pytest.approx(nvs, rel=0.2)
+        ratios.append(s.tokens_per_s_per_gpu / m.tokens_per_s_per_gpu)
+        assert ratios[-1] == pytest.approx(nvs / p2p, abs=0.12)
+    assert ratios == sorted(ratios) and ratios[0] < 1.1 and ratios[-1] > 1.35
+
+
+def test_request_throughput_composition_and_errors():
+    r = request_throughput("llama-3-70b", SWITCH, tp_size=2, batch=4, isl=1024, osl=128)
+    assert r.request_s == pytest.approx(r.prefill_s + 128 * r.decode_step_s)
+    assert r.tokens_per_s_per_gpu == pytest.approx(4 * 128 / r.request_s / 2)
+    assert 0 < r.prefill_comm_share < 1 and 0 < r.decode_comm_share < 1
+    with pytest.raises(GpucommError, match="output length"):
+        request_throughput("llama-3-70b", SWITCH, tp_size=2, batch=4, isl=1024, osl=0)

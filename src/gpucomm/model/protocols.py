@@ -1,0 +1,64 @@
+"""Where NCCL's two protocols trade places: the message size above which Simple beats LL.
+
+LL (low latency) pays a small start-up and a latency per algorithm step but moves data at half the
+bandwidth (:data:`gpucomm.model.hardware.calibration.LL_BW_FRACTION`); Simple pays a large fixed
+start-up at full bandwidth. :func:`gpucomm.model.cost.collective_cost` prices both; this module asks
+it where the cheaper one changes. NCCL's tuner makes the same comparison (``src/graph/tuning.cc``,
+``ncclTopoGetAlgoTime``).
+"""
+
+from __future__ import annotations
+
+from gpucomm import GpucommError
+from gpucomm.model.cost import collective_cost
+
+MAX_CROSSOVER_BYTES = 64 * 2**30
+"""Largest size :func:`protocol_crossover_bytes` scans (64 GiB): beyond the buffers any GPU holds."""
+
+
+def protocol_crossover_bytes(collective: str, *, num_ranks: int, link: str, algorithm: str = "ring",
+                             **fabric) -> int:
+    """Smallest power-of-two message size at which the Simple protocol is cheaper than LL, in bytes.
+
+    Parameters
+    ----------
+    collective : str
+        torch.distributed name.
+    num_ranks : int
+        GPUs taking part.
+    link : str
+        Catalog link key.
+    algorithm : str
+        An algorithm that runs both protocols (not ``nvls``, which is Simple only).
+    **fabric
+        Passed to :func:`gpucomm.model.cost.collective_cost` (``p2p``, ``topology``...).
+
+    Returns
+    -------
+    int
+        Size in bytes (a power of two from 8 B to :data:`MAX_CROSSOVER_BYTES`).
+
+    Raises
+    ------
+    GpucommError
+        If Simple never wins up to 64 GiB, or any error of :func:`gpucomm.model.cost.collective_cost`.
+
+    Notes
+    -----
+    Scans powers of two with ``collective_cost(..., protocol="LL")`` and ``protocol="Simple"``.
+
+    Examples
+    --------
+    >>> protocol_crossover_bytes("all_reduce", num_ranks=8, link="nvlink4") > 2**20
+    True
+    """
+    size = 8
+    while size <= MAX_CROSSOVER_BYTES:
+        ll = collective_cost(collective, size, num_ranks=num_ranks, link=link, algorithm=algorithm, protocol="LL",
+                             **fabric)
+        simple = collective_cost(collective, size, num_ranks=num_ranks, link=link, algorithm=algorithm,
+                                 protocol="Simple", **fabric)
+        if simple.time_s < ll.time_s:
+            return size
+        size *= 2
+    raise GpucommError(f"the Simple protocol never beats LL for {collective} on {num_ranks} x {link} below 64 GiB")
