@@ -231,17 +231,22 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"input": name, **log.as_dict()})
         return 0
+    from rich.markup import escape  # log text such as "[warn_socket]" or "[send]" is not rich markup
+
+    def literal(rows):
+        return [[escape(cell) for cell in row] for row in rows]
+
     width = shutil.get_terminal_size((120, 24)).columns  # the terminal's width, or $COLUMNS; 120 when piped
-    print_table(f"NCCL log {name}", ("quantity", "value"), setup_rows(log), width=width)
+    print_table(escape(f"NCCL log {name}"), ("quantity", "value"), literal(setup_rows(log)), width=width)
     if log.connections:
-        print_table("transports (connection lines)", ("transport", "lines", "first one"), transport_rows(log),
+        print_table("transports (connection lines)", ("transport", "lines", "first one"), literal(transport_rows(log)),
                     right_aligned=("lines",), width=width)
     if log.tuning:
         print_table("algorithm and protocol chosen (NCCL_DEBUG_SUBSYS=TUNING)",
-                    ("function", "sizes", "algorithm", "protocol", "calls"), tuning_rows(log),
+                    ("function", "sizes", "algorithm", "protocol", "calls"), literal(tuning_rows(log)),
                     right_aligned=("calls",), width=width)
     if log.findings:
-        print_table(f"findings ({len(log.findings)})", ("#", "severity", "finding", "lines"), finding_rows(log),
+        print_table(f"findings ({len(log.findings)})", ("#", "severity", "finding", "lines"), literal(finding_rows(log)),
                     right_aligned=("#",), width=width)
         print(finding_details(log, width))
     else:
