@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # All benchmarks, one command: prints figures (they are not tests).
 #
-#   benchmarks/run_all.sh            model, calculators, runner overhead, CPU sweep, book build
+#   benchmarks/run_all.sh            model, calculators, runner overhead, CPU sweep, book build,
+#                                    page weight of the built book (needs Debian's chromium)
 #   benchmarks/run_all.sh --tests    ... and the wall time of the whole test suite (make test)
 #
 # Run it on a quiet machine: other processes inflate every figure.
@@ -27,6 +28,9 @@ echo "== wall times"
 seconds "CPU sweep: gpucomm bench, 2 ranks, 8 B..64 MiB" gpucomm bench --ranks 2 -b 8 -e 64M --no-out --no-progress
 seconds "book build, forced (every page executed)" make book
 seconds "book build, incremental (nothing changed)" make book BOOK_FLAGS=
+echo "== page weight of the built book (cold cache, headless Chromium)"
+# Not fatal: without chromium it says so, and the other figures are still worth having.
+$PY benchmarks/bench_page_weight.py || echo "page weight: not measured (see the message above)"
 if [[ ${1:-} == --tests ]]; then
   seconds "test suite (make test, book already built)" make test
 fi

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Put the JavaScript the built book needs into assets/vendor/, so pages work with no network.
 #
-#   scripts/fetch_assets.sh            # uses .venv/bin/python (or $PYTHON) to find plotly
+#   scripts/fetch_assets.sh            # uses .venv/bin/python (or $PYTHON) to check plotly's version
 #
 # What goes where (assets/vendor/ is gitignored; _config.yml serves it as a static path,
 # so it ends up under _build/html/_static/):
-#   plotly/plotly.min.js               copied from the installed plotly package (versions match)
+#   plotly/plotly-cartesian.min.js     npm plotly.js-cartesian-dist-min (partial bundle: scatter, bar,
+#                                      heatmap, ..., every trace type the book draws), at the
+#                                      plotly.js version the installed plotly (python) bundles
 #   requirejs/require.js               npm requirejs             (AMD loader the widget embedder needs)
 #   jupyter-widgets/embed-amd.js       npm @jupyter-widgets/html-manager dist/ (+ its icon fonts,
 #                                      + require-config.js, written here: see copy_html_manager)
@@ -27,6 +29,10 @@ python="${PYTHON:-$root/.venv/bin/python}"
 
 # name  version  integrity (sha512 of the tarball, as the npm registry reports it)
 PACKAGES=(
+  # The full plotly.min.js is 4.8 MB; this partial bundle is 1.5 MB and holds the trace types the
+  # book draws (scatter, bar, heatmap; its README lists them all). Its version must be the one of
+  # the plotly.js inside the installed plotly package (checked below): bump both together.
+  "plotly.js-cartesian-dist-min 4.1.1 sha512-o8GrFeusncwBIxbBynRJpY4pkgVB6caM+JLpwrLYbbsO7dZ8FJ+SVN2Fr+L7kiG/Z6w4P5O0Jus/Qr5EefHVeg=="
   "requirejs 2.3.8 sha512-7/cTSLOdYkNBNJcDMWf+luFvMriVm7eYxp4BcFCsAX0wF421Vyce5SXP17c+Jd5otXKGNehIonFlyQXSowL6Mw=="
   # 1.0.x is the embedder for ipywidgets 8 (widget model versions @jupyter-widgets/controls 2.0.0).
   "@jupyter-widgets/html-manager 1.0.15 sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA=="
@@ -35,7 +41,7 @@ PACKAGES=(
 )
 
 # Bump when what a copy rule puts in assets/vendor changes: forces a re-copy of every package.
-LAYOUT=2
+LAYOUT=3
 
 die() { echo "fetch_assets: ERROR: $*" >&2; exit 1; }
 say() { echo "fetch_assets: $*"; }
@@ -133,28 +139,31 @@ copy_mathjax() {
   [[ -f $2/es5/tex-mml-chtml.js && -d $2/es5/output/chtml/fonts/woff-v2 ]] || die "mathjax: unexpected package layout"
 }
 
-copy_plotly() {
+copy_plotly_cartesian() {
+  # README.md lists the trace types of the bundle: tests/book/test_book.py checks every figure
+  # of the book against it.
+  cp "$1/plotly-cartesian.min.js" "$1/LICENSE" "$1/README.md" "$2/"
+  grep -q '^Contains trace modules ' "$2/README.md" || die "plotly.js-cartesian-dist-min: no list of trace modules in README.md"
+}
+
+# The figures' JSON is written by the installed plotly (python) for the plotly.js it bundles;
+# served by another plotly.js version, attributes may be renamed or dropped without an error.
+check_plotly_version() {
+  local want=$1 got
   [[ -x $python ]] || die "no python at $python: create the virtualenv first (make env) or set PYTHON"
-  local src version
-  src=$("$python" -c 'import os, plotly; print(os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js"))') \
+  got=$("$python" -c 'from plotly.offline import get_plotlyjs_version; print(get_plotlyjs_version())') \
     || die "plotly is not importable with $python"
-  version=$("$python" -c 'import plotly; print(plotly.__version__)')
-  [[ -s $src ]] || die "plotly.min.js not found at $src"
-  mkdir -p "$vendor/plotly"
-  if ! cmp -s "$src" "$vendor/plotly/plotly.min.js"; then
-    cp "$src" "$vendor/plotly/plotly.min.js"
-    say "plotly: copied plotly.min.js from plotly $version"
-  else
-    say "plotly: plotly.min.js of plotly $version already in place"
-  fi
-  echo "plotly (python) $version" > "$vendor/plotly/.version"
+  [[ $got == "$want" ]] || die "the installed plotly bundles plotly.js $got, but plotly.js-cartesian-dist-min is" \
+    "pinned at $want: pin $got in PACKAGES (integrity: npm view plotly.js-cartesian-dist-min@$got dist.integrity)"
 }
 
 mkdir -p "$vendor"
-copy_plotly
 for spec in "${PACKAGES[@]}"; do
   read -r name version integrity <<<"$spec"
   case $name in
+    plotly.js-cartesian-dist-min)
+      check_plotly_version "$version"
+      install_pkg "$name" "$version" "$integrity" plotly copy_plotly_cartesian ;;
     requirejs) install_pkg "$name" "$version" "$integrity" requirejs copy_requirejs ;;
     @jupyter-widgets/html-manager) install_pkg "$name" "$version" "$integrity" jupyter-widgets copy_html_manager ;;
     mathjax) install_pkg "$name" "$version" "$integrity" mathjax copy_mathjax ;;
@@ -163,7 +172,7 @@ for spec in "${PACKAGES[@]}"; do
 done
 
 # Every file _config.yml points at must exist, or the pages would silently lose figures/math.
-for f in plotly/plotly.min.js requirejs/require.js jupyter-widgets/embed-amd.js jupyter-widgets/require-config.js \
+for f in plotly/plotly-cartesian.min.js requirejs/require.js jupyter-widgets/embed-amd.js jupyter-widgets/require-config.js \
          mathjax/es5/tex-mml-chtml.js; do
   [[ -s $vendor/$f ]] || die "missing $vendor/$f"
 done

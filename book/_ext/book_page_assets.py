@@ -1,0 +1,103 @@
+"""Sphinx extension of the book: each page downloads only the heavy scripts it uses.
+
+Loaded by Jupyter Book through ``sphinx: local_extensions`` in ``_config.yml``.
+
+plotly.js
+    Added only to pages whose HTML draws a plotly figure (a ``Plotly.newPlot`` call, written by
+    the ``gpucomm_book`` renderer of :mod:`gpucomm.viz.figures.render`), at priority 400: ahead
+    of require.js, which myst-nb adds at priority 500 on pages that saved ipywidgets state.
+    Loaded after require.js, plotly.js would see ``define`` and register as an anonymous AMD
+    module instead of setting ``window.Plotly``, and every figure of the page would stay blank.
+    The file is the one ``book_plotly_js`` names (``_config.yml``), under ``_static``.
+MathJax
+    Nothing to do here: ``sphinx.ext.mathjax`` already adds it only to pages with math (and to a
+    page whose toctree includes one).
+Font Awesome
+    pydata-sphinx-theme loads Font Awesome twice: its stylesheet carries the whole icon font
+    (every ``.fa-*`` glyph rule and the ``@font-face`` of the woff2 files, which a browser
+    downloads only when a glyph of that face is shown), and ``_static/scripts/fontawesome.js``
+    (1.5 MB, every icon as an SVG path) replaces each ``<i class="fa-...">`` with an inline
+    SVG. The stylesheet alone draws the same icons, so with ``book_drop_fontawesome_js: true``
+    that script is replaced, after the build, by a stub of a few bytes. The ``<script>`` tag
+    stays: it is written by the theme's templates, not listed in ``script_files``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+# Below myst-nb's require.js (priority 500, nb_ipywidgets_js); see the module docstring.
+PLOTLY_JS_PRIORITY = 400
+# What plotly.io.to_html writes for every figure, with or without plotly.js inlined.
+_FIGURE_RE = re.compile(r"\bPlotly\.newPlot\(")
+# Where pydata-sphinx-theme (0.13 to 0.17 at least) puts its Font Awesome script, under the html root.
+FONTAWESOME_JS = Path("_static") / "scripts" / "fontawesome.js"
+FONTAWESOME_STUB = (
+    "/* Font Awesome's SVG script, emptied by book/_ext/book_page_assets.py: the theme's stylesheet\n"
+    "   already draws every icon from its web font. */\n"
+)
+
+
+def page_has_figure(body: str) -> bool:
+    """Whether a page's HTML body draws a plotly figure.
+
+    Parameters
+    ----------
+    body : str
+        The rendered body of the page (Sphinx's ``context["body"]``).
+
+    Returns
+    -------
+    bool
+        True when the body calls ``Plotly.newPlot``, as every figure written by
+        ``plotly.io.to_html`` does.
+
+    Examples
+    --------
+    >>> page_has_figure('<div id="fig-1"></div><script>Plotly.newPlot("fig-1", [], {})</script>')
+    True
+    >>> page_has_figure("<p>No figure; the text may say Plotly.newPlot without parentheses.</p>")
+    False
+    """
+    return bool(_FIGURE_RE.search(body))
+
+
+def add_plotly_where_used(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                          doctree: Any) -> None:
+    """``html-page-context`` handler: add plotly.js to this page if it draws a figure."""
+    path = app.config.book_plotly_js
+    if not path or app.builder.format != "html":
+        return
+    if page_has_figure(context.get("body") or ""):
+        # The builder restores its script list after every page: this adds to this page only.
+        app.builder.add_js_file(path, priority=PLOTLY_JS_PRIORITY)
+
+
+def drop_fontawesome_js(app: Sphinx, exception: Exception | None) -> None:
+    """``build-finished`` handler: replace the theme's Font Awesome script by a stub."""
+    if exception or not app.config.book_drop_fontawesome_js or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / FONTAWESOME_JS
+    if not target.is_file():
+        # Another theme version: nothing saved, nothing broken; say so rather than pass silently.
+        logger.info("book_page_assets: no %s in the build, Font Awesome script left as the theme has it",
+                    FONTAWESOME_JS)
+        return
+    target.write_text(FONTAWESOME_STUB, encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Register the configuration values and the two event handlers."""
+    # Path under _static of the plotly.js to load on pages with figures; empty: never add it.
+    app.add_config_value("book_plotly_js", "", "html", types=[str])
+    app.add_config_value("book_drop_fontawesome_js", False, "html", types=[bool])
+    app.connect("html-page-context", add_plotly_where_used)
+    app.connect("build-finished", drop_fontawesome_js)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
