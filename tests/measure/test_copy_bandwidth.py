@@ -92,6 +92,10 @@ def test_host_copy_records_and_file(tmp_path, capsys):
     assert results.meta["timing"] == "host clock" and results.meta["peer_access"] == {}
     saved = read_copy_results(out)
     assert list(saved) == list(results) and saved.meta["tool"] == "gpucomm.bench.copy"
+    # the metadata record every tool writes (gpucomm.measure.harness.metadata_record)
+    for key in ("gpucomm_version", "date", "host", "devices", "torch_version", "nccl_version", "env", "argv"):
+        assert key in saved.meta, key
+    assert saved.meta["argv"][:2] == ["measure_copy_bandwidth", "kinds=['host_torch', 'host_numpy']"]
     printed = capsys.readouterr().out
     assert "(GB/s)" in printed and "# peak host_numpy" in printed and "bytes copied / time, one direction" in printed
     assert format_copy_table(results).count("\n") == printed.strip().count("\n") - 1  # all but the file line

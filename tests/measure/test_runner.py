@@ -101,19 +101,19 @@ def test_bad_launch_input_raises_before_starting_processes():
 
 
 def test_backend_choice_never_puts_two_nccl_ranks_on_one_gpu(monkeypatch):
-    from gpucomm.measure import runner
+    from gpucomm.measure import harness  # the sweep, the TP layer and the launcher choose the backend here
 
-    monkeypatch.setattr(runner, "cuda_device_count", lambda: 2)
-    assert runner.resolve_backend("auto", 2, "float32") == ("nccl", "backend auto: NCCL, one rank per GPU (2 of 2 GPUs)")
-    backend, note = runner.resolve_backend("auto", 4, "float32")
+    monkeypatch.setattr(harness, "cuda_device_count", lambda: 2)
+    assert harness.resolve_backend("auto", 2, "float32") == ("nccl", "backend auto: NCCL, one rank per GPU (2 of 2 GPUs)")
+    backend, note = harness.resolve_backend("auto", 4, "float32")
     assert backend == "gloo" and "4 ranks but only 2 GPUs" in note
     with pytest.raises(GpucommError, match="one rank per GPU, but 4 ranks .* 2 visible GPUs"):
-        runner.resolve_backend("nccl", 4, "float32")
-    assert runner.resolve_backend("nccl", 2, "bfloat16")[0] == "nccl"
+        harness.resolve_backend("nccl", 4, "float32")
+    assert harness.resolve_backend("nccl", 2, "bfloat16")[0] == "nccl"
     with pytest.raises(GpucommError, match="bfloat16 is not supported on gloo"):
-        runner.resolve_backend("auto", 4, "bfloat16")
-    monkeypatch.setattr(runner, "cuda_device_count", lambda: 0)
-    assert runner.resolve_backend("auto", 2, "float32")[0] == "gloo"
+        harness.resolve_backend("auto", 4, "bfloat16")
+    monkeypatch.setattr(harness, "cuda_device_count", lambda: 0)
+    assert harness.resolve_backend("auto", 2, "float32")[0] == "gloo"
 
 
 def test_cli_bad_input_exits_2_with_one_line(capsys):

@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 
 from gpucomm import GpucommError  # noqa: E402
 from gpucomm.measure import tp_layer  # noqa: E402
+from gpucomm.measure.results import read_results  # noqa: E402
 from gpucomm.measure.tp_layer import (CHECK_TOLERANCE, TPLayerConfig, overlapped_time_s, run_tp_layer,  # noqa: E402
                                     tp_layer_all_reduce_bytes, tp_layer_flops_per_rank)
 
@@ -123,8 +124,9 @@ RESULT_KEYS = {"compute_s", "comm_s", "layer_s", "exposed_comm_s", "hidden_comm_
                "rel_error_overlap", "tolerance", "check_ok", "backend", "dtype", "devices", "config"}
 
 
-def test_tp_mlp_on_two_gloo_ranks_matches_the_single_rank_reference():
-    r = run_tp_layer(num_ranks=2, backend="gloo", **SMALL)
+def test_tp_mlp_on_two_gloo_ranks_matches_the_single_rank_reference(tmp_path):
+    out = tmp_path / "tp.jsonl"
+    r = run_tp_layer(num_ranks=2, backend="gloo", out=out, **SMALL)
     assert RESULT_KEYS <= set(r)
     assert r["backend"] == "gloo" and r["dtype"] == "float32" and r["num_ranks"] == 2
     assert r["check_ok"] is True and r["rel_error"] < 1e-5 and r["rel_error_overlap"] is None
@@ -135,6 +137,13 @@ def test_tp_mlp_on_two_gloo_ranks_matches_the_single_rank_reference():
     assert len(r["rank_compute_s"]) == len(r["rank_all_reduce_s"]) == 2
     assert r["layer_s"] == r["serial_layer_s"] and r["overlap_gain"] == 0.0
     assert len(r["devices"]) == 2
+    # the results file of every measurement: the metadata record, then the result record
+    saved = read_results(out)
+    assert list(saved) == [r]
+    meta = saved.meta
+    assert meta["tool"] == "gpucomm.bench.tp_layer" and meta["backend"] == "gloo" and meta["num_ranks"] == 2
+    assert meta["devices"] == r["devices"] and meta["config"] == r["config"] and meta["argv"][0] == "run_tp_layer"
+    assert "env" in meta and "gpucomm_version" in meta and len(meta["rank_hosts"]) == 2
 
 
 def test_attention_and_overlap_on_two_gloo_ranks():

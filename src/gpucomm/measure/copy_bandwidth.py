@@ -21,8 +21,12 @@ clock. ``bw_bytes_per_s = bytes / time_s``: bytes *copied* per second, one direc
 ``bandwidthTest`` sample reports device-to-device as ``2 * bytes / time``, the memory traffic;
 here that factor lives in :func:`expected_copy_bw_bytes_per_s`, not in the measurement.)
 
-Importing this module does not import torch: :func:`register_copy_cli` only declares the
-``copybw`` arguments, and torch is loaded when a measurement runs.
+The timing is the harness the collective sweep and the TP layer use
+(:func:`gpucomm.measure.harness.timed_blocks_s`), and so are the metadata record, the JSON-lines
+results file and the table printer (:mod:`gpucomm.measure.results`, :data:`COPY_TABLE`).
+
+Importing this module does not import torch (``gpucomm copybw``, :mod:`gpucomm.cli.copybw`, declares
+its flags from it): torch is loaded when a measurement runs.
 
 Examples
 --------
@@ -34,19 +38,22 @@ Examples
 
 from __future__ import annotations
 
-import argparse
-import datetime as _dt
 import os
-import platform
 import re
-import socket
-import statistics
-import sys
-import time
-from typing import IO, Iterable
+from collections.abc import Iterable, Sequence
+from typing import IO
 
 from gpucomm import GpucommError
-from gpucomm.cli.common import int_arg
+from gpucomm.measure.harness import (
+    call_argv,
+    check_count,
+    device_name,
+    metadata_record,
+    synchronize,
+    timed_blocks_s,
+)
+from gpucomm.measure.resources import available_device_bytes, available_host_bytes, check_fits_memory
+from gpucomm.measure.results import Column, Results, ResultsWriter, Table, TableReporter, format_time_us, read_results
 from gpucomm.model.units import format_size, parse_size, to_gb_per_s
 
 #: Every kind of copy, with what it measures.
@@ -176,12 +183,8 @@ def copy_sizes(min_bytes: int | str = DEFAULT_MIN_BYTES, max_bytes: int | str = 
 
 # --- results and the table (no torch) -------------------------------------------------------
 
-class CopyResults(list):
+class CopyResults(Results):
     """A list of copy records (dicts: ``kind``, ``bytes``, ``iters``, ``time_s``, ``bw_bytes_per_s``), with :attr:`meta`."""
-
-    def __init__(self, records: Iterable[dict] = (), meta: dict | None = None):
-        super().__init__(records)
-        self.meta = dict(meta or {})
 
     @property
     def kinds(self) -> list[str]:
@@ -211,16 +214,7 @@ class CopyResults(list):
         return f"CopyResults({len(self)} records, kinds={self.kinds})"
 
 
-_COLS = [("kind", "", 14), ("size", "(B)", 12), ("time", "(us)", 11), ("bw", "(GB/s)", 9)]
-
-
-def _fmt_us(time_s: float) -> str:
-    us = time_s * 1e6
-    return f"{us:.2f}" if us < 1e4 else f"{us:.0f}"
-
-
-def format_copy_header(meta: dict) -> str:
-    """Comment lines and column titles printed before the first row."""
+def _copy_comments(meta: dict) -> list[str]:
     m = meta.get
     lines = [f"# gpucomm copybw on {m('host', '?')}: {', '.join(m('devices', [])) or '?'}",
              f"# timing: {m('timing', '?')}; iters {m('iters', '?')} x {m('blocks', '?')} blocks (median block), "
@@ -228,34 +222,36 @@ def format_copy_header(meta: dict) -> str:
     for pair, ok in (m("peer_access") or {}).items():
         lines.append(f"# peer access GPU {pair}: {'yes' if ok else 'no (copies staged through host memory)'}")
     lines.append("# bw = bytes copied / time, one direction; GB/s = 1e9 B/s; sizes in bytes")
-    lines.append("#" + "".join(f"{t:>{w}}" for t, _, w in _COLS)[1:])
-    lines.append("#" + "".join(f"{u:>{w}}" for _, u, w in _COLS)[1:])
-    return "\n".join(lines)
+    return lines
 
 
-def format_copy_row(record: dict) -> str:
-    """One table row."""
-    cells = [record["kind"], str(record["bytes"]), _fmt_us(record["time_s"]),
-             f"{to_gb_per_s(record['bw_bytes_per_s']):.2f}"]
-    return "".join(f"{c:>{w}}" for c, (_, _, w) in zip(cells, _COLS))
-
-
-def format_copy_footer(results: CopyResults | list[dict]) -> str:
+def _copy_summary(records: list[dict]) -> list[str]:
     """The peak bandwidth of each kind, and at which size."""
-    results = results if isinstance(results, CopyResults) else CopyResults(results)
+    results = CopyResults(records)
     lines = []
     for kind in results.kinds:
         best = max(results.of_kind(kind), key=lambda r: r["bw_bytes_per_s"])
         lines.append(f"# peak {kind:<13}: {to_gb_per_s(best['bw_bytes_per_s']):8.2f} GB/s at "
                      f"{format_size(best['bytes'])}")
-    return "\n".join(lines)
+    return lines
+
+
+#: The copy bandwidth table: kind, size, time per copy, bandwidth; the peak of each kind after the rows.
+COPY_TABLE = Table(
+    columns=(
+        Column("kind", "", 14, lambda r: r["kind"]),
+        Column("size", "(B)", 12, lambda r: str(r["bytes"])),
+        Column("time", "(us)", 11, lambda r: format_time_us(r["time_s"])),
+        Column("bw", "(GB/s)", 9, lambda r: f"{to_gb_per_s(r['bw_bytes_per_s']):.2f}"),
+    ),
+    comments=_copy_comments,
+    summary=_copy_summary,
+)
 
 
 def format_copy_table(results: CopyResults | list[dict], meta: dict | None = None) -> str:
-    """The whole table (header, rows, footer)."""
-    meta = meta if meta is not None else getattr(results, "meta", {})
-    return "\n".join([format_copy_header(meta)] + [format_copy_row(r) for r in results]
-                     + [format_copy_footer(list(results))])
+    """The whole table (header, rows, footer) as ``gpucomm copybw`` prints it (:data:`COPY_TABLE`)."""
+    return COPY_TABLE.format(results, meta)
 
 
 # --- measuring (torch imported here) ---------------------------------------------------------
@@ -287,18 +283,6 @@ def _check_kinds(kinds, gpus: int) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kinds))
 
 
-def _check_count(value, what: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise GpucommError(f"{what} {value!r} is not valid: expected an integer >= {minimum}")
-    return value
-
-
-def _cpu_name() -> str:
-    from gpucomm.measure.runner import cpu_model_name
-
-    return cpu_model_name()
-
-
 def _buffers(kind: str, size: int, device: int):
     """(destination, source) of one kind: uint8 tensors (numpy arrays for host_numpy), touched."""
     import numpy as np
@@ -327,27 +311,23 @@ def _buffers(kind: str, size: int, device: int):
             torch.ones(size, dtype=torch.uint8, device=torch.device("cuda", src_dev)))
 
 
-def _time_block_s(kind: str, dst, src, iters: int) -> float:
-    """Seconds per copy of one block of ``iters`` copies."""
-    if kind in HOST_KINDS:
-        import numpy as np
+def _copy_and_clock(kind: str, dst, src):
+    """One copy of ``kind`` as a call, where it is timed, and with which clock of :func:`~gpucomm.measure.harness.time_block_s`.
 
-        copy = (lambda: np.copyto(dst, src)) if kind == "host_numpy" else (lambda: dst.copy_(src))
-        start = time.perf_counter()
-        for _ in range(iters):
-            copy()
-        return (time.perf_counter() - start) / iters
+    Host copies: the host clock (they run on the calling thread). GPU copies: CUDA events on
+    the current stream of the GPU the copy is queued on (the source's for a copy out of a GPU).
+    """
     import torch
 
-    stream_device = src.device if src.device.type == "cuda" else dst.device  # where the copy is queued
-    with torch.cuda.device(stream_device):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            dst.copy_(src, non_blocking=True)  # pageable memory makes it synchronous anyway
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3 / iters  # elapsed_time is in ms
+    if kind == "host_numpy":
+        import numpy as np
+
+        return (lambda: np.copyto(dst, src)), torch.device("cpu"), "host"
+    if kind == "host_torch":
+        return (lambda: dst.copy_(src)), torch.device("cpu"), "host"
+    stream_device = src.device if src.device.type == "cuda" else dst.device
+    # non_blocking: queued on the stream; a copy from or to pageable memory is synchronous anyway
+    return (lambda: dst.copy_(src, non_blocking=True)), stream_device, "cuda_events"
 
 
 def _sync_all() -> None:
@@ -355,7 +335,7 @@ def _sync_all() -> None:
 
     if torch.cuda.is_available():
         for d in range(torch.cuda.device_count()):
-            torch.cuda.synchronize(d)
+            synchronize(torch.device("cuda", d))
 
 
 def measure_copy(kind: str, size_bytes: int, *, iters: int = 20, warmup_iters: int = 5, blocks: int = 3,
@@ -380,17 +360,22 @@ def measure_copy(kind: str, size_bytes: int, *, iters: int = 20, warmup_iters: i
         ``time_s`` is seconds per copy (median block), ``bw_bytes_per_s = bytes / time_s``.
     """
     dst, src = _buffers(kind, size_bytes, device)
-    if warmup_iters:
-        _time_block_s(kind, dst, src, warmup_iters)
-    times = [_time_block_s(kind, dst, src, iters) for _ in range(blocks)]
-    time_s = max(statistics.median(times), 1e-12)
-    del dst, src
+    copy, where, clock = _copy_and_clock(kind, dst, src)
+    time_s = timed_blocks_s({kind: copy}, iters=iters, warmup_iters=warmup_iters, blocks=blocks, device=where,
+                            clock=clock)[kind]
+    time_s = max(time_s, 1e-12)  # a copy too fast for the clock still gets a finite bandwidth
+    del copy, dst, src
     return {"record": "copy", "kind": kind, "bytes": size_bytes, "iters": iters, "blocks": blocks,
             "time_s": time_s, "bw_bytes_per_s": size_bytes / time_s}
 
 
-def copy_metadata(kinds: Iterable[str], *, iters: int, warmup_iters: int, blocks: int, device: int) -> dict:
-    """The metadata record: host, devices, peer access, versions, timing method."""
+def copy_metadata(kinds: Iterable[str], *, iters: int, warmup_iters: int, blocks: int, device: int,
+                  argv: Sequence[str] = ()) -> dict:
+    """The metadata record (``"tool": "gpucomm.bench.copy"``): devices, peer access, timing method.
+
+    The fields of :func:`gpucomm.measure.harness.metadata_record`, with the GPU count, the
+    catalog's guess of the GPU, peer access, the kinds and the timing schedule after ``devices``.
+    """
     import torch
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
@@ -399,32 +384,27 @@ def copy_metadata(kinds: Iterable[str], *, iters: int, warmup_iters: int, blocks
     devices = []
     if uses_gpu:
         used = sorted({device} | ({0, 1} if any(k in PEER_KINDS for k in kinds) else set()))
-        devices = [f"cuda:{d} {torch.cuda.get_device_name(d)}" for d in used]
+        devices = [device_name(d) for d in used]
     if any(k in HOST_KINDS for k in kinds):
-        devices.append(f"cpu {_cpu_name()} ({torch.get_num_threads()} torch threads)")
+        devices.append(device_name(torch.device("cpu"), threads_label="torch thread"))
     peer = {}
     if gpus >= 2 and any(k in PEER_KINDS for k in kinds):
         peer = {"0->1": bool(torch.cuda.can_device_access_peer(0, 1)),
                 "1->0": bool(torch.cuda.can_device_access_peer(1, 0))}
     timing = ("CUDA events on the copy's stream" if uses_gpu else "host clock") + (
         "; host clock for host kinds" if uses_gpu and any(k in HOST_KINDS for k in kinds) else "")
-    return {
-        "record": "meta", "schema": 1, "tool": "gpucomm.bench.copy",
-        "date": _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
-        "host": socket.gethostname(), "devices": devices, "num_gpus": gpus,
-        "catalog_gpu": catalog_gpu_key(torch.cuda.get_device_name(device)) if uses_gpu else None,
-        "peer_access": peer, "kinds": kinds, "iters": iters, "warmup_iters": warmup_iters, "blocks": blocks,
-        "timing": timing, "torch_threads": torch.get_num_threads(), "torch_version": torch.__version__,
-        "cuda_version": torch.version.cuda, "python_version": platform.python_version(),
-        "platform": platform.platform(),
-    }
+    return metadata_record(
+        "gpucomm.bench.copy", devices=devices, argv=argv, num_gpus=gpus,
+        catalog_gpu=catalog_gpu_key(torch.cuda.get_device_name(device)) if uses_gpu else None,
+        peer_access=peer, kinds=kinds, iters=iters, warmup_iters=warmup_iters, blocks=blocks, timing=timing,
+        torch_threads=torch.get_num_threads())
 
 
 def measure_copy_bandwidth(kinds: Iterable[str] | str | None = None, *, min_bytes: int | str = DEFAULT_MIN_BYTES,
                            max_bytes: int | str = DEFAULT_MAX_BYTES, step_factor: int = 4, iters: int = 20,
                            warmup_iters: int = 5, blocks: int = 3, device: int = 0,
                            out: str | os.PathLike | None = None, print_table: bool = True,
-                           stream: IO[str] | None = None) -> CopyResults:
+                           stream: IO[str] | None = None, argv: Sequence[str] | None = None) -> CopyResults:
     """Measure copy bandwidth for several kinds of copy over a range of sizes.
 
     Parameters
@@ -443,9 +423,13 @@ def measure_copy_bandwidth(kinds: Iterable[str] | str | None = None, *, min_byte
     device : int
         The GPU for host/device and device copies.
     out : str or Path or None
-        JSON-lines file: the metadata record, then one record per kind and size.
+        JSON-lines file: the metadata record, then one record per kind and size, each synced to
+        disk as it finishes (:class:`~gpucomm.measure.results.ResultsWriter`).
     print_table : bool
-        Print the table to ``stream`` (default stdout) as rows finish.
+        Print the table (:data:`COPY_TABLE`) to ``stream`` (default stdout) as rows finish.
+    argv : sequence of str or None
+        The command line to record in the metadata (``gpucomm copybw`` passes its own); None
+        records this call and its parameters.
 
     Returns
     -------
@@ -463,33 +447,32 @@ def measure_copy_bandwidth(kinds: Iterable[str] | str | None = None, *, min_byte
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     kinds = available_copy_kinds() if kinds is None else _check_kinds(kinds, gpus)
-    _check_count(iters, "iterations -n", 1)
-    _check_count(warmup_iters, "warm-up iterations -w", 0)
-    _check_count(blocks, "timed blocks --blocks", 1)
-    _check_count(device, "device", 0)
+    check_count(iters, "iterations -n", 1)
+    check_count(warmup_iters, "warm-up iterations -w", 0)
+    check_count(blocks, "timed blocks --blocks", 1)
+    check_count(device, "device", 0)
     if gpus and device >= gpus:
         raise GpucommError(f"device {device} is not valid: expected 0 to {gpus - 1}")
     sizes = copy_sizes(min_bytes, max_bytes, step_factor)
-    from gpucomm.measure.resources import available_device_bytes, available_host_bytes, check_fits_memory
-
     largest = max(sizes)
     check_fits_memory(2 * largest, where="host memory", available_bytes=available_host_bytes(), flag="-e",
                       max_bytes=largest, copies=2)  # source and destination
     if gpus:
         check_fits_memory(2 * largest, where=f"GPU {device}", available_bytes=available_device_bytes(device), flag="-e",
                           max_bytes=largest, copies=2)
-    meta = copy_metadata(kinds, iters=iters, warmup_iters=warmup_iters, blocks=blocks, device=device)
+    if argv is None:
+        argv = call_argv("measure_copy_bandwidth", kinds=list(kinds), min_bytes=min_bytes, max_bytes=max_bytes,
+                         step_factor=step_factor, iters=iters, warmup_iters=warmup_iters, blocks=blocks,
+                         device=device, out=None if out is None else os.fspath(out))
+    meta = copy_metadata(kinds, iters=iters, warmup_iters=warmup_iters, blocks=blocks, device=device, argv=argv)
     results = CopyResults(meta=meta)
-    stream = stream if stream is not None else sys.stdout
-    writer = None
-    if out is not None:
-        from gpucomm.measure.results import ResultsWriter
-
-        writer = ResultsWriter(out)
-        writer.write(meta)
+    reporter = TableReporter(table=COPY_TABLE, stream=stream, progress=False) if print_table else None
+    writer = ResultsWriter(out) if out is not None else None
     try:
-        if print_table:
-            print(format_copy_header(meta), file=stream, flush=True)
+        if writer:
+            writer.write(meta)
+        if reporter:
+            reporter.start(meta, len(kinds) * len(sizes))
         for kind in kinds:
             for size in sizes:
                 try:
@@ -501,12 +484,11 @@ def measure_copy_bandwidth(kinds: Iterable[str] | str | None = None, *, min_byte
                 results.append(record)
                 if writer:
                     writer.write(record)
-                if print_table:
-                    print(format_copy_row(record), file=stream, flush=True)
+                if reporter:
+                    reporter.row(record)
             _sync_all()
-        if print_table:
-            print(format_copy_footer(results) + (f"\n# Results file       : {out}" if out else ""),
-                  file=stream, flush=True)
+        if reporter:
+            reporter.finish(results, out=out)
     finally:
         if writer:
             writer.close()
@@ -515,81 +497,10 @@ def measure_copy_bandwidth(kinds: Iterable[str] | str | None = None, *, min_byte
 
 def read_copy_results(path: str | os.PathLike) -> CopyResults:
     """Read a file written by ``gpucomm copybw --out`` (or ``measure_copy_bandwidth(out=...)``)."""
-    from gpucomm.measure.results import read_results
-
     saved = read_results(path)
     return CopyResults([r for r in saved if r.get("record") == "copy"], saved.meta)
 
 
-# --- the copybw command ---------------------------------------------------------------------
-
-DESCRIPTION = """Measure copy bandwidth: host to device and back (pinned and pageable memory), device to
-device (HBM), GPU to GPU (peer copies, with 2 GPUs), or host memory copies on a machine without a GPU.
-Prints kind, size, time per copy (us) and bandwidth (GB/s = 1e9 B/s, bytes copied per second)."""
-EPILOG = """examples:
-  gpucomm copybw                                   every kind this machine can run, 4 KiB to 64 MiB
-  gpucomm copybw -b 1MiB -e 1GiB -f 2 --kinds h2d_pinned,h2d_pageable --out copy.jsonl
-  gpucomm copybw --kinds host_torch,host_numpy     host memory only"""
-
-
-def add_copy_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the ``copybw`` flags to ``parser``."""
-    parser.add_argument("-b", "--min-bytes", default="4KiB", metavar="SIZE",
-                        help="smallest copy: bytes or with a unit, e.g. 4096, 4KiB, 1M (default 4KiB)")
-    parser.add_argument("-e", "--max-bytes", default="64MiB", metavar="SIZE", help="largest copy (default 64MiB)")
-    parser.add_argument("-f", "--step-factor", type=int_arg("step factor -f", 2), default=4, metavar="INT",
-                        help="integer factor between sizes, >= 2 (default 4)")
-    parser.add_argument("-n", "--iters", type=int_arg("iterations -n", 1), default=20, metavar="INT",
-                        help="timed copies per block (default 20)")
-    parser.add_argument("-w", "--warmup-iters", type=int_arg("warm-up iterations -w", 0), default=5, metavar="INT",
-                        help="untimed copies per size (default 5)")
-    parser.add_argument("--blocks", type=int_arg("timed blocks --blocks", 1), default=3, metavar="INT",
-                        help="timed blocks per size; the median block is reported (default 3)")
-    parser.add_argument("--kinds", default=None, metavar="LIST",
-                        help="comma-separated kinds: " + ", ".join(COPY_KINDS)
-                             + " (default: every kind this machine can run)")
-    parser.add_argument("--device", type=int_arg("device", 0), default=0, metavar="INT",
-                        help="GPU for host/device copies (default 0)")
-    parser.add_argument("--out", default=None, metavar="FILE", help="JSON-lines results file (default: none)")
-    return parser
-
-
-def copy_main(args: argparse.Namespace) -> int:
-    """Run ``gpucomm copybw``; exit status 0, 2 on bad input or without torch, 130 on Ctrl-C."""
-    import importlib
-
-    try:  # the measurement needs torch: say so in one line rather than a traceback
-        importlib.import_module("torch")
-    except ImportError:
-        print("gpucomm copybw: error: copy bandwidth needs PyTorch: pip install torch", file=sys.stderr, flush=True)
-        return 2
-    try:
-        measure_copy_bandwidth(args.kinds, min_bytes=args.min_bytes, max_bytes=args.max_bytes,
-                               step_factor=args.step_factor, iters=args.iters, warmup_iters=args.warmup_iters,
-                               blocks=args.blocks, device=args.device, out=args.out)
-    except GpucommError as exc:
-        print(f"gpucomm copybw: error: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except KeyboardInterrupt:
-        kept = f"; finished rows are in {args.out}" if args.out else ""
-        print(f"gpucomm copybw: error: interrupted{kept}", file=sys.stderr, flush=True)
-        return 130
-    return 0
-
-
-def register_copy_cli(subparsers) -> argparse.ArgumentParser:
-    """Add the ``copybw`` subcommand to an argparse ``subparsers`` object (torch is not imported).
-
-    The subparser's ``func`` default is :func:`copy_main` (parsed arguments -> exit status).
-    """
-    parser = subparsers.add_parser("copybw", help="measure copy bandwidth: host<->device, HBM, GPU to GPU (needs torch)",
-                                   description=DESCRIPTION, epilog=EPILOG,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_copy_arguments(parser)
-    parser.set_defaults(func=copy_main)
-    return parser
-
-
 __all__ = ["COPY_KINDS", "GPU_KINDS", "PEER_KINDS", "HOST_KINDS", "CopyResults", "measure_copy_bandwidth",
            "measure_copy", "available_copy_kinds", "expected_copy_bw_bytes_per_s", "catalog_gpu_key", "copy_sizes",
-           "format_copy_table", "read_copy_results", "register_copy_cli", "copy_main"]
+           "COPY_TABLE", "format_copy_table", "copy_metadata", "read_copy_results"]

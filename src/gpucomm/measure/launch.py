@@ -25,6 +25,8 @@ from dataclasses import fields, replace
 
 from gpucomm import GpucommError
 from gpucomm.measure.config import DEFAULT_TIMEOUT_S, SweepConfig, check_collective_ranks
+from gpucomm.measure.harness import call_argv, resolve_backend
+from gpucomm.measure.resources import available_device_bytes, available_host_bytes, check_fits_memory, check_local_ranks
 from gpucomm.measure.results import SweepResults, TableReporter
 from gpucomm.model.collectives import check_num_ranks
 from gpucomm.model.units import MiB
@@ -268,8 +270,6 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
     check_num_ranks(num_ranks, maximum=4096)
     check_collective_ranks(config.collective, num_ranks)
     env = _check_env(env)
-    from gpucomm.measure.runner import resolve_backend
-
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
     if isinstance(main_file, str) and main_file.startswith("<"):
         # spawn re-runs the main module in every rank: a program read from stdin cannot be re-run
@@ -303,9 +303,6 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
 
 def _check_resources(config: SweepConfig, num_ranks: int, backend: str) -> None:
     """Ranks and the largest buffers must fit this machine (checked before any process starts)."""
-    from gpucomm.measure.resources import (available_device_bytes, available_host_bytes, check_fits_memory,
-                                         check_local_ranks)
-
     check_local_ranks(num_ranks, backend)
     largest = max(size for size, _ in config.sizes(num_ranks))
     copies = 3  # send buffer, receive buffer, and the expected values of the correctness pass
@@ -404,8 +401,8 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
                          out=None if out is None else os.fspath(out), max_seconds_per_size=max_seconds_per_size,
                          timeout_s=timeout_s)
     # The metadata's "argv" records the call, as the CLI records its command line.
-    config = replace(config, argv=("run_sweep", f"num_ranks={num_ranks!r}") + tuple(
-        f"{f.name}={getattr(config, f.name)!r}" for f in fields(config) if f.name != "argv"))
+    config = replace(config, argv=call_argv("run_sweep", num_ranks=num_ranks, **{
+        f.name: getattr(config, f.name) for f in fields(config) if f.name != "argv"}))
     reporter = TableReporter(progress=progress) if print_table else None
     return launch_local(config, num_ranks, reporter=reporter, env=env)
 

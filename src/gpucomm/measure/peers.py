@@ -9,6 +9,8 @@ driver's view of the same matrix.
 
 from __future__ import annotations
 
+from gpucomm.measure.harness import device_name
+
 
 def peer_access_matrix() -> dict:
     """Peer access between every pair of visible CUDA GPUs.
@@ -31,6 +33,6 @@ def peer_access_matrix() -> dict:
     if not torch.cuda.is_available():
         return {"cuda": False, "devices": [], "can_access": []}
     n = torch.cuda.device_count()
-    devices = [f"cuda:{i} {torch.cuda.get_device_name(i)}" for i in range(n)]
+    devices = [device_name(i) for i in range(n)]
     matrix = [[None if i == j else bool(torch.cuda.can_device_access_peer(i, j)) for j in range(n)] for i in range(n)]
     return {"cuda": True, "devices": devices, "can_access": matrix}

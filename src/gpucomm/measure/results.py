@@ -1,18 +1,26 @@
-"""Sweep results: the nccl-tests-like text table and the JSON-lines results file (no torch).
+"""Results of every measurement: one JSON-lines file format and one table printer (no torch).
 
-The results file holds one JSON object per line. The first is the metadata record
-(``"record": "meta"``: host, devices, world size, backend, versions, ``NCCL_*`` variables,
-date, command line); then one ``"record": "result"`` per message size, written and synced
-to disk (``os.fsync``) as soon as that size finishes, so an interrupted sweep keeps every
-size it finished.
+The collective sweep (``gpucomm bench``, :func:`gpucomm.measure.run_sweep`), copy bandwidth
+(``gpucomm copybw``) and the TP layer (:func:`gpucomm.measure.tp_layer.run_tp_layer`) write
+the same kind of results file, one JSON object per line. The first is the metadata record
+(``"record": "meta"``, built by :func:`gpucomm.measure.harness.metadata_record`: tool, host,
+devices, world size, backend, versions, ``NCCL_*`` variables, date, command line); then one
+record per measurement, written and synced to disk (``os.fsync``) by :class:`ResultsWriter` as
+soon as that measurement finishes, so an interrupted run keeps every record it finished.
+:func:`read_results` reads any of them back.
 
-Result record fields (SI units, the unit in the name)::
+Sweep result record fields (``"record": "result"``; SI units, the unit in the name)::
 
     collective, msg_bytes, count, dtype, op, num_ranks, iters, warmup_iters,
     time_s            time of one operation, the maximum over ranks
     algbw_bytes_per_s msg_bytes / time_s
     busbw_bytes_per_s algbw * busbw_factor(collective, num_ranks)
     num_wrong         wrong elements summed over ranks (None when the check is off)
+
+Copy records (``"record": "copy"``) and TP-layer records (``"record": "tp_layer"``) are
+described in their modules, with their tables (:data:`gpucomm.measure.copy_bandwidth.COPY_TABLE`,
+:data:`gpucomm.measure.tp_layer.TP_LAYER_TABLE`); every table is a :class:`Table`, printed
+whole by :meth:`Table.format` or row by row by :class:`TableReporter`.
 
 References
 ----------
@@ -25,22 +33,20 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO
 
 from gpucomm import GpucommError
 from gpucomm.model.units import format_size, to_gb_per_s
 
+#: Version of the results-file layout (the ``schema`` field of every metadata record).
 SCHEMA_VERSION = 1
 
-_COLS = [  # (title, unit, width)
-    ("size", "(B)", 12), ("count", "(elements)", 13), ("type", "", 9), ("redop", "", 6),
-    ("time", "(us)", 10), ("algbw", "(GB/s)", 8), ("busbw", "(GB/s)", 8), ("#wrong", "", 7),
-]
 
-
-class SweepResults(list):
-    """A list of per-size result records (dicts), with the run's metadata in :attr:`meta`.
+class Results(list):
+    """A list of result records (dicts) with the run's metadata record in :attr:`meta`.
 
     Attributes
     ----------
@@ -51,6 +57,10 @@ class SweepResults(list):
     def __init__(self, records: Iterable[dict] = (), meta: dict | None = None):
         super().__init__(records)
         self.meta = dict(meta or {})
+
+
+class SweepResults(Results):
+    """The per-size result records of a collective sweep, with the run's metadata in :attr:`meta`."""
 
     @property
     def num_wrong(self) -> int:
@@ -66,7 +76,80 @@ class SweepResults(list):
         return f"SweepResults({len(self)} sizes, num_wrong={self.num_wrong}, meta keys={sorted(self.meta)})"
 
 
-def _fmt_time_us(time_s: float) -> str:
+# --- the table printer ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a :class:`Table`: title, unit line, width in characters, and its cell.
+
+    Attributes
+    ----------
+    title, unit : str
+        The two header lines (``"time"``, ``"(us)"``).
+    width : int
+        Characters, right-aligned, including the space that separates it from the previous column.
+    cell : callable
+        ``cell(record) -> str``, the text of this column for one record.
+    """
+
+    title: str
+    unit: str
+    width: int
+    cell: Callable[[dict], str]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A text table in the layout of nccl-tests' output: ``#`` comment lines, rows, ``#`` summary lines.
+
+    Attributes
+    ----------
+    columns : tuple of Column
+        The columns, left to right.
+    comments : callable
+        ``comments(meta) -> list of str``: the header lines before the column titles (with their ``#``).
+    summary : callable
+        ``summary(records) -> list of str``: the lines after the last row (with their ``#``).
+    mark : callable or None
+        ``mark(record) -> str`` appended to a row (``"  WRONG"``), or None.
+    """
+
+    columns: tuple[Column, ...]
+    comments: Callable[[dict], list[str]]
+    summary: Callable[[list[dict]], list[str]]
+    mark: Callable[[dict], str] | None = None
+
+    def header(self, meta: dict) -> str:
+        """The comment lines and the two lines of column titles printed before the first row."""
+        lines = list(self.comments(meta))
+        lines.append("#" + "".join(f"{c.title:>{c.width}}" for c in self.columns)[1:])
+        lines.append("#" + "".join(f"{c.unit:>{c.width}}" for c in self.columns)[1:])
+        return "\n".join(lines)
+
+    def row(self, record: dict) -> str:
+        """One row for a record."""
+        row = "".join(f"{c.cell(record):>{c.width}}" for c in self.columns)
+        return row + (self.mark(record) if self.mark else "")
+
+    def footer(self, records: Iterable[dict]) -> str:
+        """The summary lines after the last row."""
+        return "\n".join(self.summary(list(records)))
+
+    def format(self, records: Iterable[dict], meta: dict | None = None) -> str:
+        """The whole table: header (from ``meta``, default ``records.meta``), rows, footer."""
+        meta = meta if meta is not None else getattr(records, "meta", {})
+        records = list(records)
+        return "\n".join([self.header(meta)] + [self.row(r) for r in records] + [self.footer(records)])
+
+
+def format_time_us(time_s: float) -> str:
+    """Microseconds for a table cell: 2 decimals below 10 ms, 1 below 1 s, none above.
+
+    Examples
+    --------
+    >>> format_time_us(12.3456e-6), format_time_us(0.0123456), format_time_us(2.5)
+    ('12.35', '12345.6', '2500000')
+    """
     us = time_s * 1e6
     if us < 1e4:
         return f"{us:.2f}"
@@ -75,8 +158,7 @@ def _fmt_time_us(time_s: float) -> str:
     return f"{us:.0f}"
 
 
-def format_header(meta: dict) -> str:
-    """The comment lines and column titles printed before the first row."""
+def _sweep_comments(meta: dict) -> list[str]:
     m = meta.get
     lines = [
         f"# gpucomm.measure {m('collective', '?')}: {m('num_ranks', '?')} ranks, backend {m('backend', '?')}, "
@@ -94,54 +176,75 @@ def format_header(meta: dict) -> str:
     median = ", median of blocks" if m("blocks", 1) > 1 else ""
     lines.append(f"# time: one operation, the maximum over ranks{median}; GB/s = 1e9 B/s; "
                  f"busbw = algbw * {m('busbw_factor', '?')} (nccl-tests doc/PERFORMANCE.md)")
-    lines.append("#" + "".join(f"{t:>{w}}" for t, _, w in _COLS)[1:])
-    lines.append("#" + "".join(f"{u:>{w}}" for _, u, w in _COLS)[1:])
-    return "\n".join(lines)
+    return lines
 
 
-def format_row(record: dict) -> str:
-    """One table row for a result record; a row with wrong elements ends in ``WRONG``."""
-    wrong = record.get("num_wrong")
-    cells = [
-        str(record["msg_bytes"]), str(record["count"]), record["dtype"], record["op"],
-        _fmt_time_us(record["time_s"]), f"{to_gb_per_s(record['algbw_bytes_per_s']):.2f}",
-        f"{to_gb_per_s(record['busbw_bytes_per_s']):.2f}", "N/A" if wrong is None else str(wrong),
-    ]
-    row = "".join(f"{c:>{w}}" for c, (_, _, w) in zip(cells, _COLS))
-    return row + ("  WRONG" if wrong else "")
-
-
-def format_footer(records: list[dict]) -> str:
-    """Summary lines after the last row: wrong elements and the average busbw (as nccl-tests)."""
+def _sweep_summary(records: list[dict]) -> list[str]:
+    """Wrong elements and the average busbw, as nccl-tests ends its output."""
     checked = [r for r in records if r.get("num_wrong") is not None]
     wrong = sum(r["num_wrong"] for r in checked)
     status = "N/A (check off)" if not checked else ("OK" if wrong == 0 else "FAILED")
     avg = sum(r["busbw_bytes_per_s"] for r in records) / len(records) if records else 0.0
-    return (f"# Wrong elements     : {wrong} {status}\n"
-            f"# Avg bus bandwidth  : {to_gb_per_s(avg):.4g} GB/s over {len(records)} sizes")
+    return [f"# Wrong elements     : {wrong} {status}",
+            f"# Avg bus bandwidth  : {to_gb_per_s(avg):.4g} GB/s over {len(records)} sizes"]
+
+
+#: The collective sweep's table (the columns of nccl-tests' ``all_reduce_perf``, out-of-place only).
+SWEEP_TABLE = Table(
+    columns=(
+        Column("size", "(B)", 12, lambda r: str(r["msg_bytes"])),
+        Column("count", "(elements)", 13, lambda r: str(r["count"])),
+        Column("type", "", 9, lambda r: r["dtype"]),
+        Column("redop", "", 6, lambda r: r["op"]),
+        Column("time", "(us)", 10, lambda r: format_time_us(r["time_s"])),
+        Column("algbw", "(GB/s)", 8, lambda r: f"{to_gb_per_s(r['algbw_bytes_per_s']):.2f}"),
+        Column("busbw", "(GB/s)", 8, lambda r: f"{to_gb_per_s(r['busbw_bytes_per_s']):.2f}"),
+        Column("#wrong", "", 7, lambda r: "N/A" if r.get("num_wrong") is None else str(r["num_wrong"])),
+    ),
+    comments=_sweep_comments,
+    summary=_sweep_summary,
+    mark=lambda r: "  WRONG" if r.get("num_wrong") else "",
+)
+
+
+def format_header(meta: dict) -> str:
+    """The sweep table's comment lines and column titles, printed before the first row."""
+    return SWEEP_TABLE.header(meta)
+
+
+def format_row(record: dict) -> str:
+    """One sweep table row for a result record; a row with wrong elements ends in ``WRONG``."""
+    return SWEEP_TABLE.row(record)
+
+
+def format_footer(records: list[dict]) -> str:
+    """Summary lines after the last row: wrong elements and the average busbw (as nccl-tests)."""
+    return SWEEP_TABLE.footer(records)
 
 
 def format_table(results: SweepResults | list[dict], meta: dict | None = None) -> str:
-    """The whole table (header, rows, footer) as printed during a sweep."""
-    meta = meta if meta is not None else getattr(results, "meta", {})
-    return "\n".join([format_header(meta)] + [format_row(r) for r in results] + [format_footer(list(results))])
+    """The whole sweep table (header, rows, footer) as printed during a sweep."""
+    return SWEEP_TABLE.format(results, meta)
 
 
 class TableReporter:
-    """Print the table as a sweep runs: header, one row per finished size, footer.
+    """Print a table as a measurement runs: header, one row per finished record, footer.
 
     Rows go to ``stream`` (default: ``sys.stdout`` when created); an optional tqdm
     progress bar goes to stderr and never into the table.
 
     Parameters
     ----------
+    table : Table
+        What to print (default: the sweep's table, :data:`SWEEP_TABLE`).
     stream : file or None
         Where the table goes; None for ``sys.stdout``.
     progress : bool or None
         Show a progress bar on stderr: True, False, or None for "when stderr is a terminal".
     """
 
-    def __init__(self, *, stream: IO[str] | None = None, progress: bool | None = None):
+    def __init__(self, *, table: Table = SWEEP_TABLE, stream: IO[str] | None = None, progress: bool | None = None):
+        self.table = table
         self.stream = stream if stream is not None else sys.stdout
         self.progress = progress
         self._bar = None
@@ -154,8 +257,8 @@ class TableReporter:
         self.stream.flush()
 
     def start(self, meta: dict, total: int) -> None:
-        """Print the header; open the progress bar for ``total`` sizes."""
-        self._print(format_header(meta))
+        """Print the header; open the progress bar for ``total`` rows."""
+        self._print(self.table.header(meta))
         if self.progress is not False:
             try:
                 from tqdm import tqdm  # text bar on stderr (tqdm.auto would put a widget in notebooks)
@@ -166,15 +269,15 @@ class TableReporter:
                              disable=None if self.progress is None else False, desc="sweep")
 
     def row(self, record: dict) -> None:
-        """Print one finished size."""
-        self._print(format_row(record))
+        """Print one finished record."""
+        self._print(self.table.row(record))
         if self._bar is not None:
             self._bar.update(1)
 
     def finish(self, results: list[dict], out: str | os.PathLike | None = None) -> None:
         """Print the footer (and where the results file is)."""
         self.close()
-        self._print(format_footer(list(results)) + (f"\n# Results file       : {out}" if out else ""))
+        self._print(self.table.footer(results) + (f"\n# Results file       : {out}" if out else ""))
 
     def close(self) -> None:
         """Close the progress bar (idempotent)."""
@@ -212,11 +315,12 @@ class ResultsWriter:
         os.fsync(self._file.fileno())
 
     def close(self) -> None:
+        """Close the file (idempotent); every record written is already on disk."""
         if self._file is not None:
             self._file.close()
             self._file = None
 
-    def __enter__(self) -> "ResultsWriter":
+    def __enter__(self) -> ResultsWriter:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -224,17 +328,19 @@ class ResultsWriter:
 
 
 def read_results(path: str | os.PathLike) -> SweepResults:
-    """Read a results file written by a sweep (also one cut short).
+    """Read a results file (also one cut short).
 
     Parameters
     ----------
     path : str or Path
-        A JSON-lines file from ``gpucomm bench --out`` or ``run_sweep(out=...)``.
+        A JSON-lines file from ``gpucomm bench --out`` or ``run_sweep(out=...)``; also
+        ``gpucomm copybw --out`` (:func:`gpucomm.measure.copy_bandwidth.read_copy_results`
+        gives its records their methods) and ``run_tp_layer(out=...)``.
 
     Returns
     -------
     SweepResults
-        The result records in file order, with the metadata record in ``.meta``.
+        Every record but the metadata, in file order, with the metadata record in ``.meta``.
 
     Raises
     ------

@@ -1,6 +1,7 @@
 """One rank's sweep: process group, warm-up, timed blocks, the maximum over ranks, the check.
 
-The method copies nccl-tests (``src/common.cu``, v2.19.6):
+The method copies nccl-tests (``src/common.cu``, v2.19.6); the timing itself is the shared
+harness (:mod:`gpucomm.measure.harness`, also used by copy bandwidth and the TP layer):
 
 1. For each size, allocate zeroed buffers and run ``warmup_iters`` untimed operations.
 2. Barrier, then time a block of ``iters`` back-to-back operations with the host clock
@@ -21,198 +22,52 @@ prints them, writes them to the results file and hands them to a callback.
 
 from __future__ import annotations
 
-import datetime as _dt
-import inspect
 import os
-import platform
-import socket
-import statistics
-import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
 
-import gpucomm
 from gpucomm import GpucommError
-from gpucomm.measure.config import SweepConfig, check_backend_collective, check_backend_dtype, check_collective_ranks
+from gpucomm.measure.config import SweepConfig, check_collective_ranks
+from gpucomm.measure.harness import (
+    cuda_device_count,
+    gather_rank_names,
+    max_over_ranks,
+    metadata_record,
+    process_group,
+    rank_device,
+    resolve_backend,
+    synchronize,
+    time_block_s,
+    timed_blocks_s,
+)
 from gpucomm.measure.results import ResultsWriter, SweepResults, TableReporter
 from gpucomm.measure.spec import REDUCE_OPS, TORCH_DTYPES, CollectiveSpec, get_spec
 from gpucomm.model.collectives import algbw_bytes_per_s
 from gpucomm.model.units import format_size
 
-#: Environment variables copied into the results metadata (by prefix or exact name).
-ENV_PREFIXES = ("NCCL_", "GLOO_", "TORCH_NCCL_")
-ENV_NAMES = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT")
-
-
-def cuda_device_count() -> int:
-    """Visible CUDA GPUs usable by NCCL (0 without CUDA or without an NCCL build)."""
-    if not torch.cuda.is_available() or not dist.is_nccl_available():
-        return 0
-    return torch.cuda.device_count()
-
-
-def resolve_backend(requested: str, local_world_size: int, dtype: str,
-                    collective: str = "all_reduce") -> tuple[str, str | None]:
-    """Choose the process-group backend; never two NCCL ranks on one GPU.
-
-    Parameters
-    ----------
-    requested : str
-        ``auto``, ``nccl`` or ``gloo``.
-    local_world_size : int
-        Ranks on this host (each NCCL rank needs its own GPU).
-    dtype : str
-        Canonical dtype name (gloo refuses float16/bfloat16 here).
-    collective : str
-        The collective (gloo refuses the ones in ``config.UNSUPPORTED``, e.g. reduce_scatter).
-
-    Returns
-    -------
-    backend : str
-        ``nccl`` or ``gloo``.
-    note : str or None
-        A line explaining an automatic choice, for the output header.
-
-    Raises
-    ------
-    GpucommError
-        ``nccl`` asked for without CUDA/NCCL or with more ranks than GPUs; a dtype gloo
-        cannot reduce or a collective gloo does not implement, on the gloo path.
-    """
-    gpus = cuda_device_count()
-    if requested == "nccl":
-        if gpus == 0:
-            raise GpucommError("backend nccl needs CUDA GPUs and a torch build with NCCL, and none is available: "
-                               "expected --backend gloo or auto on this machine")
-        if local_world_size > gpus:
-            raise GpucommError(
-                f"backend nccl runs one rank per GPU, but {local_world_size} ranks were asked for on a host with {gpus} "
-                f"visible GPUs: expected --ranks (or --nproc-per-node) from 1 to {gpus}, or --backend gloo")
-        return "nccl", None
-    if requested == "gloo":
-        check_backend_dtype("gloo", dtype)
-        check_backend_collective("gloo", collective)
-        return "gloo", None
-    if gpus >= local_world_size:
-        return "nccl", f"backend auto: NCCL, one rank per GPU ({local_world_size} of {gpus} GPUs)"
-    if gpus == 0:
-        note = "backend auto: no CUDA GPU with NCCL here; using gloo on CPU"
-    else:
-        note = (f"backend auto: {local_world_size} ranks but only {gpus} GPUs, and NCCL needs one GPU per rank; "
-                "using gloo on CPU instead")
-    check_backend_dtype("gloo", dtype)
-    check_backend_collective("gloo", collective)
-    return "gloo", note
-
-
-def cpu_model_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo`` on Linux, else ``platform.processor()``)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def _device_name(device: torch.device) -> str:
-    if device.type == "cuda":
-        return f"cuda:{device.index} {torch.cuda.get_device_name(device)}"
-    threads = torch.get_num_threads()
-    return f"cpu {cpu_model_name()} ({threads} thread{'s' if threads != 1 else ''})"
-
-
-def _nccl_version() -> str:
-    """NCCL's version as "2.21.5" (torch returns a tuple; very old releases returned an int)."""
-    version = torch.cuda.nccl.version()
-    return ".".join(str(v) for v in version) if isinstance(version, tuple) else str(version)
-
 
 def collect_metadata(config: SweepConfig, *, backend: str, device: torch.device, world_size: int,
                      launcher: str, note: str | None) -> dict:
-    """The metadata record. Collective: every rank must call it (it gathers hosts and devices)."""
-    gathered: list = [None] * world_size
-    dist.all_gather_object(gathered, (socket.gethostname(), _device_name(device)))
-    spec = get_spec(config.collective)
-    meta = {
-        "record": "meta",
-        "schema": 1,
-        "tool": "gpucomm.bench",
-        "gpucomm_version": gpucomm.__version__,
-        "date": _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
-        "host": socket.gethostname(),
-        "hosts": sorted({h for h, _ in gathered}),
-        "rank_hosts": [h for h, _ in gathered],
-        "devices": [d for _, d in gathered],
-        "num_ranks": world_size,
-        "backend": backend,
-        "backend_note": note,
-        "launcher": launcher,
-        "collective": config.collective,
-        "dtype": config.dtype,
-        "op": config.op_name,
-        "min_bytes": config.min_bytes,
-        "max_bytes": config.max_bytes,
-        "step_factor": config.step_factor,
-        "iters": config.iters,
-        "blocks": config.blocks,
-        "warmup_iters": config.warmup_iters,
-        "check": config.check,
-        "max_seconds_per_size": config.max_seconds_per_size,
-        "busbw_factor": spec.busbw_factor(world_size),
-        "timing": ("host clock per block of iters (after cuda synchronize on GPU) / iters, max over ranks, "
-                   "median over blocks"),
-        "timing_note": spec.timing_note or None,
-        "torch_version": torch.__version__,
-        "cuda_version": torch.version.cuda,
-        "nccl_version": _nccl_version() if backend == "nccl" else None,
-        "python_version": platform.python_version(),
-        "platform": platform.platform(),
-        "env": {k: v for k, v in sorted(os.environ.items())
-                if k.startswith(ENV_PREFIXES) or k in ENV_NAMES},
-        "argv": list(config.argv),
-    }
-    return meta
+    """The sweep's metadata record (``"tool": "gpucomm.bench"``). Collective: every rank must call it.
 
-
-def _make_sync(device: torch.device) -> Callable[[], None]:
-    if device.type == "cuda":
-        return lambda: torch.cuda.synchronize(device)
-    return lambda: None  # gloo on CPU: dist.all_reduce returns when the operation is done
-
-
-def barrier(device: torch.device) -> None:
-    """``dist.barrier``, told which GPU to use on NCCL (it would otherwise guess from the rank)."""
-    if device.type == "cuda":
-        dist.barrier(device_ids=[device.index])
-    else:
-        dist.barrier()
-
-
-def time_block_s(spec: CollectiveSpec, buffers, op, iters: int, sync: Callable[[], None],
-                 device: torch.device) -> float:
-    """Seconds per operation of one timed block on this rank (barrier first, host clock).
-
-    Collective: every rank must call it with the same ``iters``.
+    Every rank's host and device are gathered; the fields are those of
+    :func:`gpucomm.measure.harness.metadata_record`, with the sweep's parameters, the busbw
+    factor and the timing method after ``devices``.
     """
-    barrier(device)
-    sync()
-    start = time.perf_counter()
-    for _ in range(iters):
-        spec.run(buffers, op)
-    sync()
-    return (time.perf_counter() - start) / iters
-
-
-def max_over_ranks(value: float, device: torch.device) -> float:
-    """The maximum of ``value`` over all ranks (float64 all_reduce MAX)."""
-    t = torch.tensor([value], dtype=torch.float64, device=device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return float(t.item())
+    rank_hosts, devices = gather_rank_names(device, world_size)
+    spec = get_spec(config.collective)
+    return metadata_record(
+        "gpucomm.bench", rank_hosts=rank_hosts, devices=devices, argv=config.argv,
+        num_ranks=world_size, backend=backend, backend_note=note, launcher=launcher,
+        collective=config.collective, dtype=config.dtype, op=config.op_name, min_bytes=config.min_bytes,
+        max_bytes=config.max_bytes, step_factor=config.step_factor, iters=config.iters, blocks=config.blocks,
+        warmup_iters=config.warmup_iters, check=config.check, max_seconds_per_size=config.max_seconds_per_size,
+        busbw_factor=spec.busbw_factor(world_size),
+        timing=("host clock per block of iters (after cuda synchronize on GPU) / iters, max over ranks, "
+                "median over blocks"),
+        timing_note=spec.timing_note or None)
 
 
 def measure_size(spec: CollectiveSpec, config: SweepConfig, *, msg_bytes: int, count: int, device: torch.device,
@@ -221,7 +76,6 @@ def measure_size(spec: CollectiveSpec, config: SweepConfig, *, msg_bytes: int, c
 
     Collective: every rank must call it with the same arguments.
     """
-    sync = _make_sync(device)
     op = REDUCE_OPS[config.op]
     try:
         buffers = spec.alloc(count, TORCH_DTYPES[config.dtype], device, world_size)
@@ -230,25 +84,29 @@ def measure_size(spec: CollectiveSpec, config: SweepConfig, *, msg_bytes: int, c
             raise
         raise GpucommError(f"size {msg_bytes} B ({format_size(msg_bytes)}) does not fit in {device.type} memory: "
                            "expected a smaller -e") from None
+
+    def run() -> None:
+        spec.run(buffers, op)
+
     iters = config.iters
     if config.warmup_iters or config.max_seconds_per_size:
-        warm_s = time_block_s(spec, buffers, op, max(1, config.warmup_iters), sync, device)
+        # The warm-up is timed as a block: its time sizes the timed blocks under --max-seconds-per-size.
+        warm_s = time_block_s(run, max(1, config.warmup_iters), device=device, across_ranks=True)
         if config.max_seconds_per_size:
             # All ranks must run the same number of operations: agree on the slowest estimate.
             warm_s = max_over_ranks(warm_s, device)
             iters = max(1, min(config.iters, int(config.max_seconds_per_size / max(warm_s, 1e-9))))
-    block_times_s = [max_over_ranks(time_block_s(spec, buffers, op, iters, sync, device), device)
-                     for _ in range(config.blocks)]
-    time_s = statistics.median(block_times_s) / spec.ops_per_run  # send_recv: a round trip is 2 one-way transfers
+    call_s = timed_blocks_s({"run": run}, iters=iters, warmup_iters=0, blocks=config.blocks, device=device,
+                            across_ranks=True)["run"]
+    time_s = call_s / spec.ops_per_run  # send_recv: a round trip is 2 one-way transfers
     num_wrong = None
     if config.check:
         spec.fill(buffers, rank, world_size, config.op)
-        spec.run(buffers, op)
-        sync()
+        run()
+        synchronize(device)
         wrong = torch.tensor([spec.count_wrong(buffers, rank, world_size, config.op)], dtype=torch.int64, device=device)
         dist.all_reduce(wrong, op=dist.ReduceOp.SUM)
         num_wrong = int(wrong.item())
-    del buffers
     algbw = algbw_bytes_per_s(spec.msg_bytes(count, config.elem_bytes, world_size), time_s)
     return {
         "record": "result",
@@ -304,61 +162,42 @@ def run_rank(config: SweepConfig, *, rank: int, world_size: int, local_rank: int
     """
     check_collective_ranks(config.collective, world_size)
     backend, note = resolve_backend(config.backend, local_world_size, config.dtype, config.collective)
-    if backend == "nccl":
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-    else:
-        device = torch.device("cpu")
-        if "OMP_NUM_THREADS" not in os.environ:
-            # Ranks share the host's cores: split them so fill/check kernels do not oversubscribe.
-            torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, local_world_size)))
+    device = rank_device(backend, local_rank, local_world_size)
     spec = get_spec(config.collective)
-    kwargs = {"backend": backend, "rank": rank, "world_size": world_size,
-              "timeout": _dt.timedelta(seconds=config.timeout_s)}
-    if init_method is not None:
-        kwargs["init_method"] = init_method
-    if backend == "nccl" and "device_id" in inspect.signature(dist.init_process_group).parameters:
-        kwargs["device_id"] = device  # torch >= 2.3: binds the group to this rank's GPU (eager NCCL init)
-    try:
-        dist.init_process_group(**kwargs)
-    except Exception as exc:  # a peer that never came, a port taken, a store timeout
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise GpucommError(f"process group ({backend}, {world_size} ranks) did not form within "
-                           f"{config.timeout_s:g} s: {first}") from exc
-    writer = None
-    results = SweepResults()
-    try:
-        meta = collect_metadata(config, backend=backend, device=device, world_size=world_size,
-                                launcher=launcher, note=note)
-        results.meta = meta
-        if rank == 0:
-            if config.out:
-                writer = ResultsWriter(config.out)
-                writer.write(meta)
-            if on_meta:
-                on_meta(meta)
-            if reporter:
-                reporter.start(meta, len(config.sizes(world_size)))
-        for msg_bytes, count in config.sizes(world_size):
-            record = measure_size(spec, config, msg_bytes=msg_bytes, count=count, device=device,
-                                  rank=rank, world_size=world_size)
-            results.append(record)
+    with process_group(backend, rank=rank, world_size=world_size, device=device, timeout_s=config.timeout_s,
+                       init_method=init_method):
+        writer = None
+        results = SweepResults()
+        try:
+            meta = collect_metadata(config, backend=backend, device=device, world_size=world_size,
+                                    launcher=launcher, note=note)
+            results.meta = meta
             if rank == 0:
-                if writer:
-                    writer.write(record)
-                if on_record:
-                    on_record(record)
+                if config.out:
+                    writer = ResultsWriter(config.out)
+                    writer.write(meta)
+                if on_meta:
+                    on_meta(meta)
                 if reporter:
-                    reporter.row(record)
-        if rank == 0 and reporter:
-            reporter.finish(results, out=config.out)
-    finally:
-        if writer:
-            writer.close()
-        if reporter:
-            reporter.close()
-        if dist.is_initialized():
-            dist.destroy_process_group()
+                    reporter.start(meta, len(config.sizes(world_size)))
+            for msg_bytes, count in config.sizes(world_size):
+                record = measure_size(spec, config, msg_bytes=msg_bytes, count=count, device=device,
+                                      rank=rank, world_size=world_size)
+                results.append(record)
+                if rank == 0:
+                    if writer:
+                        writer.write(record)
+                    if on_record:
+                        on_record(record)
+                    if reporter:
+                        reporter.row(record)
+            if rank == 0 and reporter:
+                reporter.finish(results, out=config.out)
+        finally:
+            if writer:
+                writer.close()
+            if reporter:
+                reporter.close()
     return results
 
 
@@ -384,5 +223,7 @@ def is_torchrun() -> bool:
     return "TORCHELASTIC_RUN_ID" in os.environ
 
 
-__all__ = ["resolve_backend", "run_rank", "measure_size", "time_block_s", "max_over_ranks",
-           "collect_metadata", "env_rank_info", "is_torchrun", "cuda_device_count"]
+# resolve_backend and cuda_device_count live in the harness; they stay importable from here, where the
+# bench command and the labs have always found them.
+__all__ = ["run_rank", "measure_size", "collect_metadata", "env_rank_info", "is_torchrun", "resolve_backend",
+           "cuda_device_count"]

@@ -39,6 +39,13 @@ A separate correctness pass compares the TP output with a single-rank reference 
 from the concatenated shards (float64 on CPU, float32 on GPUs) and reports the relative
 Frobenius error; with ``overlap=True`` the chunked output is checked too.
 
+The timing (warm-up, interleaved blocks, the maximum over ranks, the median block), the
+process group and the metadata record are the shared harness's (:mod:`gpucomm.measure.harness`,
+as for the collective sweep and copy bandwidth); ``run_tp_layer(out=...)`` writes the same
+JSON-lines results file (a metadata record, then the result record), and
+:func:`format_tp_layer_table` prints results with the same table printer
+(:mod:`gpucomm.measure.results`, :data:`TP_LAYER_TABLE`).
+
 gloo (CPU) runs float32 with small dimensions in seconds; NCCL (one GPU per rank) runs
 bfloat16 by default. torch is imported only when a layer runs: importing this module for
 :func:`tp_layer_flops_per_rank` or :func:`overlapped_time_s` loads neither torch nor plotly.
@@ -46,23 +53,22 @@ bfloat16 by default. torch is imported only when a layer runs: importing this mo
 
 from __future__ import annotations
 
-import datetime as _dt
-import inspect
 import math
 import os
-import platform
-import socket
 import statistics
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
+from gpucomm.measure import harness
 from gpucomm.measure.config import BACKENDS, DEFAULT_TIMEOUT_S, check_dtype
 from gpucomm.measure.launch import launch_workers
+from gpucomm.measure.results import Column, ResultsWriter, Table, format_time_us
 from gpucomm.model.collectives import busbw_factor, check_num_ranks
 
 __all__ = ["TPLayerConfig", "run_tp_layer", "tp_layer_flops_per_rank", "tp_layer_all_reduce_bytes",
-           "overlapped_time_s", "CHECK_TOLERANCE"]
+           "overlapped_time_s", "CHECK_TOLERANCE", "TP_LAYER_TABLE", "tp_layer_rows", "format_tp_layer_table"]
 
 #: Relative Frobenius error ``|y_tp - y_ref| / |y_ref|`` accepted by the correctness pass, by dtype.
 #: float32: reductions in a different order differ by a few ulps (about 1e-7 relative per
@@ -142,7 +148,7 @@ class TPLayerConfig:
         """Attention heads, ``hidden / head_dim``."""
         return self.hidden // self.head_dim
 
-    def validate(self, num_ranks: int) -> "TPLayerConfig":
+    def validate(self, num_ranks: int) -> TPLayerConfig:
         """Check every field for ``num_ranks`` ranks; return self.
 
         Raises
@@ -152,10 +158,10 @@ class TPLayerConfig:
         """
         check_num_ranks(num_ranks, maximum=4096)
         for name in ("hidden", "ffn", "tokens", "head_dim", "iters", "blocks"):
-            _positive_int(getattr(self, name), name, 1)
-        _positive_int(self.warmup_iters, "warmup_iters", 0)
+            harness.check_count(getattr(self, name), name, 1)
+        harness.check_count(self.warmup_iters, "warmup_iters", 0)
         if self.seq_len is not None:
-            _positive_int(self.seq_len, "seq_len", 1)
+            harness.check_count(self.seq_len, "seq_len", 1)
         if self.ffn % num_ranks:
             raise GpucommError(f"ffn {self.ffn} is not divisible by {num_ranks} ranks: expected a multiple of {num_ranks} "
                                "(each rank holds ffn / ranks columns of the first linear)")
@@ -170,7 +176,7 @@ class TPLayerConfig:
                 raise GpucommError(f"tokens {self.tokens} is not a multiple of seq_len {self.sequence_tokens}: expected "
                                    "whole sequences")
         if self.overlap:
-            _positive_int(self.chunks, "chunks", 2)
+            harness.check_count(self.chunks, "chunks", 2)
             sequences = self.tokens // self.sequence_tokens
             if sequences % self.chunks:
                 what = "sequences" if self.attention else "tokens"
@@ -183,12 +189,6 @@ class TPLayerConfig:
         if not (isinstance(self.timeout_s, (int, float)) and math.isfinite(self.timeout_s) and self.timeout_s > 0):
             raise GpucommError(f"timeout {self.timeout_s!r} s is not valid: expected a number of seconds > 0")
         return self
-
-
-def _positive_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise GpucommError(f"{name} {value!r} is not valid: expected an integer >= {minimum}")
-    return value
 
 
 # ----------------------------------------------------------------------------------- model (no torch)
@@ -279,10 +279,132 @@ def overlapped_time_s(compute_s: float, comm_s: float, *, chunks: int) -> float:
     >>> overlapped_time_s(8.0, 2.0, chunks=1)
     10.0
     """
-    _positive_int(chunks, "chunks", 1)
+    harness.check_count(chunks, "chunks", 1)
     if compute_s < 0 or comm_s < 0:
         raise GpucommError(f"times must be >= 0 s, got compute {compute_s!r} and comm {comm_s!r}")
     return max(compute_s, comm_s) + min(compute_s, comm_s) / chunks
+
+
+# ----------------------------------------------------------------------------------- the table (no torch)
+
+def _labelled(results: dict | Iterable[dict] | Mapping[str, dict]) -> list[tuple[str, dict]]:
+    """``(label, result)`` pairs: the mapping's labels, or the layer's blocks (``"attention + mlp"``)."""
+    if isinstance(results, Mapping) and "serial_layer_s" not in results:
+        return list(results.items())
+    items = [results] if isinstance(results, Mapping) else list(results)
+    return [(" + ".join(r.get("blocks_in_layer") or ["mlp"]), r) for r in items]
+
+
+def tp_layer_rows(results: dict | Iterable[dict] | Mapping[str, dict]) -> list[dict]:
+    """One table row per measured variant: the blocking layer, and the chunked one with ``overlap``.
+
+    Parameters
+    ----------
+    results : dict, iterable of dict, or mapping of str to dict
+        Results of :func:`run_tp_layer`: one, several, or by label (``{"MLP": r, ...}``, the
+        label names the rows; otherwise the layer's blocks do, ``"attention + mlp"``).
+
+    Returns
+    -------
+    list of dict
+        ``layer``, ``variant`` (``"blocking"`` or ``"4 chunks"``), ``compute_s``, ``comm_s``,
+        ``layer_s``, ``waited_s = max(0, layer_s - compute_s)`` (the communication the layer
+        waited for), ``rel_error``; the chunked row also ``overlap_gain`` and
+        ``hidden_comm_fraction``; every row ``check_ok`` and ``tolerance``.
+
+    Examples
+    --------
+    >>> r = {"serial_compute_s": 0.040, "serial_comm_s": 0.004, "serial_layer_s": 0.046, "overlap": False,
+    ...      "rel_error": 2e-7, "check_ok": True, "tolerance": 1e-4}
+    >>> [(row["variant"], round(row["waited_s"], 3)) for row in tp_layer_rows(r)]
+    [('blocking', 0.006)]
+    """
+    return _rows(_labelled(results))
+
+
+def _rows(labelled: list[tuple[str, dict]]) -> list[dict]:
+    rows = []
+    for label, r in labelled:
+        common = {"layer": label, "check_ok": r.get("check_ok"), "tolerance": r.get("tolerance")}
+        rows.append({**common, "variant": "blocking", "compute_s": r["serial_compute_s"],
+                     "comm_s": r["serial_comm_s"], "layer_s": r["serial_layer_s"],
+                     "waited_s": max(0.0, r["serial_layer_s"] - r["serial_compute_s"]),
+                     "rel_error": r.get("rel_error")})
+        if r.get("overlap"):
+            rows.append({**common, "variant": f"{r['chunks']} chunks", "compute_s": r["compute_s"],
+                         "comm_s": r["comm_s"], "layer_s": r["layer_s"], "waited_s": r["exposed_comm_s"],
+                         "rel_error": r.get("rel_error_overlap"), "overlap_gain": r["overlap_gain"],
+                         "hidden_comm_fraction": r["hidden_comm_fraction"]})
+    return rows
+
+
+def _tp_comments(meta: dict) -> list[str]:
+    m = meta.get
+    cfg = m("config") or {}
+    shape = f"hidden {cfg.get('hidden', '?')}, ffn {cfg.get('ffn', '?')}, tokens {cfg.get('tokens', '?')}"
+    lines = [f"# gpucomm tp_layer: {m('num_ranks', '?')} ranks, backend {m('backend', '?')}, {m('dtype', '?')}, "
+             f"{shape}; iters {m('iters', '?')} x {m('blocks', '?')} blocks (median block), "
+             f"warm-up {m('warmup_iters', '?')}"]
+    if m("backend_note"):
+        lines.append(f"# {m('backend_note')}")
+    hosts = m("rank_hosts") or [None] * len(m("devices") or [])
+    for rank, (host, device) in enumerate(zip(hosts, m("devices") or [])):
+        lines.append(f"#  rank {rank:3d}{f' on {host}' if host else ''}: {device}")
+    lines.append("# time: one layer forward, the maximum over ranks; all_reduce: the layer's all_reduces alone; "
+                 "waited = layer - compute")
+    return lines
+
+
+def _tp_summary(rows: list[dict]) -> list[str]:
+    lines = [f"# {row['layer']}: overlap gain {row['overlap_gain']:+.0%}, hidden: "
+             f"{row['hidden_comm_fraction']:.0%} of the chunked all_reduces"
+             for row in rows if row.get("overlap_gain") is not None]
+    checked = [row for row in rows if row.get("check_ok") is not None]
+    if not checked:
+        status = "N/A (check off)"
+    elif all(row["check_ok"] for row in checked):
+        status = f"OK (relative error <= {checked[0]['tolerance']:g})"
+    else:
+        status = "FAILED"
+    lines.append(f"# Check              : {status}")
+    return lines
+
+
+def _us_cell(key: str):
+    return lambda row: format_time_us(row[key])
+
+
+#: The TP layer's table: per layer and variant, compute, all_reduces alone, the layer, the wait.
+TP_LAYER_TABLE = Table(
+    columns=(
+        Column("layer", "", 17, lambda row: row["layer"]),
+        Column("variant", "", 11, lambda row: row["variant"]),
+        Column("compute", "(us)", 11, _us_cell("compute_s")),
+        Column("all_reduce", "(us)", 11, _us_cell("comm_s")),
+        Column("layer", "(us)", 11, _us_cell("layer_s")),
+        Column("waited", "(us)", 11, _us_cell("waited_s")),
+        Column("error", "(rel)", 9, lambda row: "N/A" if row["rel_error"] is None else f"{row['rel_error']:.1e}"),
+    ),
+    comments=_tp_comments,
+    summary=_tp_summary,
+)
+
+
+def format_tp_layer_table(results: dict | Iterable[dict] | Mapping[str, dict], meta: dict | None = None) -> str:
+    """The TP layer's results as a table (:data:`TP_LAYER_TABLE`), one row per layer and variant.
+
+    Parameters
+    ----------
+    results : dict, iterable of dict, or mapping of str to dict
+        Results of :func:`run_tp_layer` (see :func:`tp_layer_rows`).
+    meta : dict or None
+        The metadata record for the header (from the results file); None: the first result,
+        which carries the same fields (ranks, backend, dtype, devices, config).
+    """
+    labelled = _labelled(results)
+    if meta is None:
+        meta = labelled[0][1] if labelled else {}
+    return TP_LAYER_TABLE.format(_rows(labelled), meta)
 
 
 # ----------------------------------------------------------------------------------- the rank (torch)
@@ -398,80 +520,52 @@ def _rel_error(out, ref, torch) -> float:
 
 
 def _tp_rank(config: TPLayerConfig, *, rank: int, world_size: int, local_rank: int, local_world_size: int,
-             init_method: str | None, launcher: str) -> dict:
-    """One rank: form the process group, check, time, and return the result (the same on every rank)."""
+             init_method: str | None, launcher: str, out: str | os.PathLike | None = None,
+             argv: Sequence[str] = ()) -> dict:
+    """One rank: form the process group, check, time, and return the result (the same on every rank).
+
+    Rank 0 writes the results file ``out`` (if given): the metadata record first, then the
+    result record when the layer has been measured.
+    """
     import torch
     import torch.distributed as dist
 
-    from gpucomm.measure.runner import _device_name, _make_sync, barrier, max_over_ranks, resolve_backend
     from gpucomm.measure.spec import TORCH_DTYPES
 
     requested = "float32" if config.dtype == "auto" else check_dtype(config.dtype)
-    backend, note = resolve_backend(config.backend, local_world_size, requested)
+    backend, note = harness.resolve_backend(config.backend, local_world_size, requested)
     dtype_name = ("bfloat16" if backend == "nccl" else "float32") if config.dtype == "auto" else requested
-    if backend == "nccl":
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-    else:
-        device = torch.device("cpu")
-        if "OMP_NUM_THREADS" not in os.environ:  # ranks share the host's cores
-            torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, local_world_size)))
-    dtype = TORCH_DTYPES[dtype_name]
-    kwargs = {"backend": backend, "rank": rank, "world_size": world_size,
-              "timeout": _dt.timedelta(seconds=config.timeout_s)}
-    if init_method is not None:
-        kwargs["init_method"] = init_method
-    if backend == "nccl" and "device_id" in inspect.signature(dist.init_process_group).parameters:
-        kwargs["device_id"] = device
-    try:
-        dist.init_process_group(**kwargs)
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise GpucommError(f"process group ({backend}, {world_size} ranks) did not form within "
-                           f"{config.timeout_s:g} s: {first}") from exc
-    try:
-        return _measure(config, rank=rank, world_size=world_size, device=device, dtype=dtype, dtype_name=dtype_name,
-                        backend=backend, note=note, launcher=launcher, torch=torch, dist=dist,
-                        helpers=(_device_name, _make_sync, barrier, max_over_ranks))
-    finally:
-        dist.destroy_process_group()
+    device = harness.rank_device(backend, local_rank, local_world_size)
+    with harness.process_group(backend, rank=rank, world_size=world_size, device=device, timeout_s=config.timeout_s,
+                               init_method=init_method):
+        rank_hosts, devices = harness.gather_rank_names(device, world_size)
+        meta = harness.metadata_record(
+            "gpucomm.bench.tp_layer", rank_hosts=rank_hosts, devices=devices, argv=argv, num_ranks=world_size,
+            backend=backend, backend_note=note, launcher=launcher, dtype=dtype_name, iters=config.iters,
+            warmup_iters=config.warmup_iters, blocks=config.blocks,
+            timing=("host clock per block of iters layers (after cuda synchronize on GPU) / iters, max over ranks, "
+                    "median over interleaved blocks"),
+            config=asdict(config))
+        writer = ResultsWriter(out) if rank == 0 and out is not None else None
+        try:
+            if writer:
+                writer.write(meta)
+            result = _measure(config, rank=rank, world_size=world_size, device=device,
+                              dtype=TORCH_DTYPES[dtype_name], dtype_name=dtype_name, meta=meta, torch=torch, dist=dist)
+            if writer:
+                writer.write(result)
+        finally:
+            if writer:
+                writer.close()
+    return result
 
 
-def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_name, backend, note, launcher, torch,
-             dist, helpers) -> dict:
-    _device_name, _make_sync, barrier, max_over_ranks = helpers
-    sync = _make_sync(device)
-    hosts: list = [None] * world_size
-    dist.all_gather_object(hosts, (socket.gethostname(), _device_name(device)))
+def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_name, meta, torch, dist) -> dict:
+    """Check and time the layer on this rank (collective); the result record, the same on every rank."""
     w = {k: v.to(device=device, dtype=dtype) for k, v in _weights(config, rank, world_size, torch).items()}
     x = _input(config, torch).to(device=device, dtype=dtype)
     stages = _stages(config, w, torch)
     chunks = config.chunks if config.overlap else 1
-
-    def time_block_s(fn) -> float:
-        barrier(device)
-        sync()
-        start = time.perf_counter()
-        for _ in range(config.iters):
-            fn()
-        sync()
-        return (time.perf_counter() - start) / config.iters
-
-    def timed(fns: dict) -> dict:
-        """Median over blocks of the slowest rank's time per call, for each function.
-
-        The functions' blocks are interleaved (block 1 of each, then block 2 of each...), so a
-        change in the machine's load during the run affects them alike.
-        """
-        for fn in fns.values():
-            for _ in range(config.warmup_iters):
-                fn()
-        sync()
-        times: dict = {name: [] for name in fns}
-        for _ in range(config.blocks):
-            for name, fn in fns.items():
-                times[name].append(max_over_ranks(time_block_s(fn), device))
-        return {name: statistics.median(values) for name, values in times.items()}
 
     # --- correctness: the TP output (blocking, and chunked with async all_reduces) vs one rank
     rel_error = rel_error_overlap = None
@@ -479,7 +573,7 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
         with torch.no_grad():
             out = _layer(x, stages, chunks=1, comm="blocking", dist=dist)
             out_chunked = torch.cat(_layer(x, stages, chunks=chunks, comm="async", dist=dist)) if chunks > 1 else None
-            sync()
+            harness.synchronize(device)
             errors = [0.0, 0.0]
             if rank == 0:
                 full, ref_dtype = _reference(config, world_size, x, device, torch)
@@ -487,9 +581,9 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
                 ref = _layer(x.to(ref_dtype), _stages(config, fw, torch), chunks=1, comm="none", dist=dist)
                 errors = [_rel_error(out, ref, torch),
                           _rel_error(out_chunked, ref, torch) if out_chunked is not None else 0.0]
-        rel_error = max_over_ranks(errors[0], device)
+        rel_error = harness.max_over_ranks(errors[0], device)
         if chunks > 1:
-            rel_error_overlap = max_over_ranks(errors[1], device)
+            rel_error_overlap = harness.max_over_ranks(errors[1], device)
 
     # --- timing
     def variant(prefix: str, n_chunks: int, comm: str) -> dict:
@@ -506,7 +600,8 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
         fns = variant("serial_", 1, "blocking")
         if config.overlap:
             fns.update(variant("", chunks, "async"))
-        t = timed(fns)
+        t = harness.timed_blocks_s(fns, iters=config.iters, warmup_iters=config.warmup_iters, blocks=config.blocks,
+                                   device=device, across_ranks=True)
     serial = {k: t[f"serial_{k}"] for k in ("compute_s", "comm_s", "layer_s")}
     chosen = {k: t[k] for k in ("compute_s", "comm_s", "layer_s")} if config.overlap else serial
 
@@ -516,17 +611,17 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
         comp, comm = [], []
         with torch.no_grad():
             for _ in range(config.iters * config.blocks):
-                barrier(device)
+                harness.barrier(device)
                 c = a = 0.0
                 cur = x
                 for stage in stages:
-                    sync()
+                    harness.synchronize(device)
                     t0 = time.perf_counter()
                     partial = stage(cur)
-                    sync()
+                    harness.synchronize(device)
                     t1 = time.perf_counter()
                     dist.all_reduce(partial)
-                    sync()
+                    harness.synchronize(device)
                     t2 = time.perf_counter()
                     c, a = c + (t1 - t0), a + (t2 - t1)
                     cur = cur + partial
@@ -546,8 +641,8 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
     result = {
         "record": "tp_layer",
         "num_ranks": world_size,
-        "backend": backend,
-        "backend_note": note,
+        "backend": meta["backend"],
+        "backend_note": meta["backend_note"],
         "dtype": dtype_name,
         "hidden": config.hidden,
         "ffn": config.ffn,
@@ -582,11 +677,11 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
         "check_ok": (None if rel_error is None else
                      rel_error <= CHECK_TOLERANCE[dtype_name]
                      and (rel_error_overlap is None or rel_error_overlap <= CHECK_TOLERANCE[dtype_name])),
-        "hosts": sorted({h for h, _ in hosts}),
-        "devices": [d for _, d in hosts],
-        "launcher": launcher,
-        "torch_version": torch.__version__,
-        "python_version": platform.python_version(),
+        "hosts": meta["hosts"],
+        "devices": meta["devices"],
+        "launcher": meta["launcher"],
+        "torch_version": meta["torch_version"],
+        "python_version": meta["python_version"],
         "config": asdict(config),
     }
     comm = chosen["comm_s"]
@@ -597,25 +692,29 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
 
 # ----------------------------------------------------------------------------------- launching
 
-def _tp_worker(rank: int, world_size: int, port: int, send, config: TPLayerConfig) -> dict | None:
+def _tp_worker(rank: int, world_size: int, port: int, send, config: TPLayerConfig,
+               out: str | None = None, argv: Sequence[str] = ()) -> dict | None:
     """One TP-layer rank under :func:`~gpucomm.measure.launch.launch_workers` (module-level for spawn).
 
     Every rank computes the same result; only rank 0's is sent back.
     """
     result = _tp_rank(config, rank=rank, world_size=world_size, local_rank=rank, local_world_size=world_size,
-                      init_method=f"tcp://127.0.0.1:{port}", launcher="local")
+                      init_method=f"tcp://127.0.0.1:{port}", launcher="local", out=out, argv=argv)
     return result if rank == 0 else None
 
 
-def _launch(config: TPLayerConfig, num_ranks: int, *, poll_s: float = 0.1) -> dict:
+def _launch(config: TPLayerConfig, num_ranks: int, *, out: str | None = None, argv: Sequence[str] = (),
+            poll_s: float = 0.1) -> dict:
     """Start ``num_ranks`` local ranks with :func:`~gpucomm.measure.launch.launch_workers`; return rank 0's result."""
-    return launch_workers(_tp_worker, num_ranks, (config,), name="gpucomm-tp-rank", poll_s=poll_s)[0]
+    return launch_workers(_tp_worker, num_ranks, (config, out, tuple(argv)), name="gpucomm-tp-rank",
+                          poll_s=poll_s)[0]
 
 
 def run_tp_layer(num_ranks: int = 2, hidden: int = 1024, ffn: int = 4096, tokens: int = 256, iters: int = 5,
                  overlap: bool = False, backend: str = "auto", *, attention: bool = False, seq_len: int | None = None,
                  head_dim: int = 64, chunks: int = 4, warmup_iters: int = 2, blocks: int = 3, dtype: str = "auto",
-                 check: bool = True, seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+                 check: bool = True, seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 out: str | os.PathLike | None = None) -> dict:
     """Measure a Megatron-style TP layer forward on ``num_ranks`` local ranks: compute vs all_reduce.
 
     The ranks are separate processes started here (spawn: the rank code lives in this module,
@@ -637,6 +736,10 @@ def run_tp_layer(num_ranks: int = 2, hidden: int = 1024, ffn: int = 4096, tokens
         Add the attention block (heads ``hidden / head_dim``, a multiple of ``N``).
     seq_len, head_dim, chunks, warmup_iters, blocks, dtype, check, seed, timeout_s
         See :class:`TPLayerConfig`.
+    out : str or Path or None
+        JSON-lines results file, as the collective sweep's (:mod:`gpucomm.measure.results`):
+        the metadata record (``"tool": "gpucomm.bench.tp_layer"``), then the result record;
+        :func:`gpucomm.measure.results.read_results` reads it back.
 
     Returns
     -------
@@ -669,9 +772,10 @@ def run_tp_layer(num_ranks: int = 2, hidden: int = 1024, ffn: int = 4096, tokens
                            attention=attention, overlap=overlap, chunks=chunks, iters=iters,
                            warmup_iters=warmup_iters, blocks=blocks, dtype=dtype, backend=backend, check=check,
                            seed=seed, timeout_s=timeout_s).validate(num_ranks)
-    from gpucomm.measure.runner import resolve_backend
-
     # Fail here, before any process starts (no GPUs for nccl, bfloat16 on gloo...).
     requested = "float32" if config.dtype == "auto" else check_dtype(config.dtype)
-    resolve_backend(config.backend, num_ranks, requested)
-    return _launch(config, num_ranks)
+    harness.resolve_backend(config.backend, num_ranks, requested)
+    # The metadata's "argv" records the call, as the sweep's does.
+    out = None if out is None else os.fspath(out)
+    argv = harness.call_argv("run_tp_layer", num_ranks=num_ranks, **asdict(config), out=out)
+    return _launch(config, num_ranks, out=out, argv=argv)
