@@ -14,8 +14,10 @@ The line formats are those of NCCL 2.4-2.30 (``src/init.cc``, ``src/transport/*.
 which releases print it. Lines are recognised wherever ``NCCL INFO`` / ``NCCL WARN`` sits in
 the line, so launcher prefixes (``[1,0]<stdout>:`` of OpenMPI, ``0:`` of srun, ``[0]``,
 ``(pid=123)`` of Ray, CloudWatch timestamps) do not matter. Lines pasted without the
-``NCCL INFO`` marker are not read, except ``NCCL version ...``, which NCCL 2.4-2.11 printed with
-``printf``.
+``NCCL INFO`` marker are not read, except ``NCCL version ...``, which NCCL prints without a prefix
+at some debug levels. The ``TUNING`` table (``Algorithm | Tree ... | Ring ...``, one latency/bandwidth
+pair per algorithm and protocol) is not read: it holds NCCL's model, while the ``Bytes -> Algo`` lines
+say what it chose.
 
 What is flagged (``Finding.code``):
 
@@ -524,8 +526,9 @@ class _Reader:
             if device:
                 self.gpus.append(device["name"])
             return
-        m = _NCCL_LINE_RE.search(line)
-        version = _VERSION_RE.search(line)
+        # the substring test first: the regular expression would scan long foreign lines (base64, JSON) slowly
+        m = _NCCL_LINE_RE.search(line) if "NCCL " in line else None
+        version = _VERSION_RE.search(line) if "NCCL version" in line else None
         if version:
             self.versions.setdefault(version["version"], []).append(number)
             if version["cuda"]:
@@ -546,13 +549,12 @@ class _Reader:
             self.ibverbs_missing.append(number)
         if m["level"] == "WARN":
             self.warnings.append(WarnLine(msg, m["where"], m["host"] or None, number))
-            pair = _P2P_PAIR_DISABLED_RE.search(msg)
-            if pair:
+            if _P2P_PAIR_DISABLED_RE.search(msg):  # a WARN when the GPUs share NVLink
                 self.p2p_pairs.append(number)
             return
         self._read_info(number, msg)
 
-    def _read_info(self, number: int, msg: str) -> None:  # noqa: C901 - one dispatch over the line formats
+    def _read_info(self, number: int, msg: str) -> None:
         if (c := _CONNECTION_RE.match(msg)):
             transport, gdr = _transport(c["via"])
             self.connections.append(Connection(int(c["channel"]), int(c["src"]), None if c["dst"] is None else int(c["dst"]),
