@@ -9,23 +9,26 @@ Modules
 config
     :class:`SweepConfig`: the sweep's parameters, validated; the list of sizes. No torch.
 results
-    The nccl-tests-like text table, the JSON-lines results file, :func:`read_results`. No torch.
+    One results format and one table printer for every measurement: the JSON-lines results
+    file (:class:`~gpucomm.measure.results.ResultsWriter`, :func:`read_results`), the
+    nccl-tests-like tables (:class:`~gpucomm.measure.results.Table`). No torch.
+harness
+    The timing harness shared by sweeps, copy bandwidth and the TP layer: backend choice,
+    process group, timed blocks (warm-up, MAX over ranks, median block), device names, the
+    metadata record. torch only when a function runs.
 spec, all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv
     The per-collective specification (nccl-tests keeps one small file per collective):
     buffers, the call, exact inputs for the correctness pass, the bus-bandwidth factor.
 runner
-    One rank's sweep: process group, warm-up, timed blocks, MAX over ranks, correctness pass.
+    One rank's sweep: per size, the harness's timed blocks, then the correctness pass.
 launch
     :func:`run_sweep`: start N local ranks (spawn) and collect their records; also used by
-    ``gpucomm bench --ranks N``.
-cli
-    The ``bench`` subcommand (argparse), ``python -m gpucomm bench`` and torchrun entry.
-copy
+    ``gpucomm bench --ranks N``; its ``launch_workers`` starts the TP layer's ranks too.
+copy_bandwidth
     Copy bandwidth (host<->device pinned/pageable, device memory, GPU to GPU; host memory
-    without a GPU) and the ``copybw`` subcommand. No torch until a measurement runs.
-fit_cli
-    ``gpucomm fit RESULTS``: alpha-beta fits of a saved sweep (per size region when one line
-    does not fit) and the comparison with the catalog model. No torch at all.
+    without a GPU), measured by ``gpucomm copybw``. No torch until a measurement runs.
+tp_layer
+    A Megatron-style tensor-parallel layer on N ranks: compute vs all_reduce, with overlap.
 
 Three ways to run a sweep::
 
