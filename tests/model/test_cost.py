@@ -1,4 +1,4 @@
-"""Unit tests of the model: units, catalog, busbw factors, alpha-beta cost, TP sizes, seed numbers."""
+"""Unit tests of the model: units, catalog, busbw factors, alpha-beta cost, TP sizes, the published Llama-3-70B TP=4 numbers."""
 
 import math
 
@@ -12,10 +12,11 @@ from gpucomm.model.hardware.calibration import all_parameters
 from gpucomm.model.tp import tp_all_reduce_bytes, tp_forward_comm
 from gpucomm.model.units import MiB, format_size, parse_size
 
-# The seed article (shared/seeds/000): nccl-tests all_reduce of one Llama-3-70B TP=4 activation
-# (4096 tokens x 8192 x fp16) on 4x A100 NVLink vs PCIe 4.0 with P2P disabled; vLLM prefill times.
-SEED_NVLINK_US = 603
-SEED_PCIE_US = 11369
+# Baobao Algorithm Notes' article on NVLink and Llama-3-70B inference (English translation "Why NVLink Supercharges
+# Llama 3 70B Inference: A Deep Performance Breakdown", besthub.dev; undated, vLLM v0.6.6): nccl-tests all_reduce of
+# one Llama-3-70B TP=4 activation (4096 tokens x 8192 x fp16) on 4x A100, NVLink vs PCIe 4.0 with P2P disabled.
+MEASURED_NVLINK3_US = 603
+MEASURED_PCIE4_NO_P2P_US = 11369
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -62,22 +63,22 @@ def test_busbw_factors_match_nccl_tests(collective, n, factor):
     assert busbw_factor(collective, n) == factor
 
 
-def test_seed_busbw_is_not_the_articles_631_gbps():
-    # The seed divides 384 MB (traffic summed over 4 GPUs) by 603 us and calls it 631 GB/s.
+def test_busbw_is_not_the_articles_631_gbps():
+    # The article divides 384 MB (traffic summed over 4 GPUs) by 603 us and calls it 631 GB/s.
     # Per link and direction, nccl-tests' busbw is 167 GB/s, within NVLink 3.0's 300 GB/s.
-    assert busbw_bytes_per_s("all_reduce", 64 * MiB, SEED_NVLINK_US * 1e-6, 4) / 1e9 == pytest.approx(166.9, abs=0.1)
+    assert busbw_bytes_per_s("all_reduce", 64 * MiB, MEASURED_NVLINK3_US * 1e-6, 4) / 1e9 == pytest.approx(166.9, abs=0.1)
 
 
-def test_ring_all_reduce_matches_seed_nvlink_measurement_within_15_percent():
+def test_ring_all_reduce_matches_4xa100_nvlink_measurement_within_15_percent():
     cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, link="nvlink3")
-    assert cost.time_s * 1e6 == pytest.approx(SEED_NVLINK_US, rel=0.15)
+    assert cost.time_s * 1e6 == pytest.approx(MEASURED_NVLINK3_US, rel=0.15)
     assert cost.time_s == pytest.approx(cost.latency_s + cost.transfer_s)
     assert cost.busbw_bytes_per_s == pytest.approx(cost.algbw_bytes_per_s * 1.5)
 
 
-def test_host_staged_pcie4_matches_seed_measurement_within_25_percent():
+def test_host_staged_pcie4_matches_4_gpu_measurement_within_25_percent():
     cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, link="pcie4", p2p=False)
-    assert cost.time_s * 1e6 == pytest.approx(SEED_PCIE_US, rel=0.25)
+    assert cost.time_s * 1e6 == pytest.approx(MEASURED_PCIE4_NO_P2P_US, rel=0.25)
 
 
 def test_large_messages_approach_effective_bandwidth_and_small_ones_latency():
@@ -121,12 +122,12 @@ def test_cost_refuses_bad_input(kwargs, needle):
         collective_cost(collective, msg, **kwargs)
 
 
-def test_seed_tp_example_message_size_and_count():
+def test_llama70b_tp4_example_message_size_and_count():
     assert tp_all_reduce_bytes(4096, 8192, dtype="fp16") == 64 * MiB
     nv = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3")
     pc = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="pcie4", p2p=False)
     assert nv.all_reduces == 160
-    # seed: 603 us x 160 = 96.48 ms and 11369 us x 160 = 1819.04 ms
+    # the article: 603 us x 160 = 96.48 ms and 11369 us x 160 = 1819.04 ms
     assert nv.total_time_s * 1e3 == pytest.approx(96.48, rel=0.15)
     assert pc.total_time_s * 1e3 == pytest.approx(1819.04, rel=0.25)
     assert math.isclose(nv.total_time_s, 160 * nv.per_all_reduce.time_s)
@@ -159,13 +160,14 @@ def test_nvls_only_behind_nvlink4_switches():
     assert collective_cost("all_reduce", 2**30, num_ranks=8, link="nvlink3").algorithm == "ring"
 
 
-def test_mesh_splits_bandwidth_like_the_seed_table():
-    # seed 001: on an 8-GPU point-to-point mesh of H200 (900 GB/s both ways = 450 per direction), a pair gets 1/7
+def test_mesh_splits_bandwidth_like_nvidias_table():
+    # NVIDIA's blog (NVLink and NVSwitch supercharge LLM inference, Aug 2024): on an 8-GPU point-to-point mesh
+    # of H200 (900 GB/s both ways = 450 per direction), a pair gets 1/7
     from gpucomm.model.cost import make_fabric, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
 
     mesh = make_fabric("nvlink4", topology="mesh", mesh_size=8)
     switch = make_fabric("nvlink4")
-    assert 2 * pair_bw_bytes_per_s(mesh) / 1e9 == pytest.approx(900 / 7)  # the seed's "128 GB/s" (both ways)
+    assert 2 * pair_bw_bytes_per_s(mesh) / 1e9 == pytest.approx(900 / 7)  # NVIDIA's "128 GB/s" (both ways)
     for n, share in [(2, 1 / 7), (4, 3 / 7), (8, 1.0)]:
         assert per_gpu_bw_bytes_per_s(mesh, n) == pytest.approx(share * per_gpu_bw_bytes_per_s(switch, n))
     t_mesh = collective_cost("all_reduce", 2**30, num_ranks=2, link="nvlink4", topology="mesh").time_s

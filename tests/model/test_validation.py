@@ -1,4 +1,5 @@
-"""The model against published measurements, and every headline number of the seeds."""
+"""The model against published measurements, and every headline number of the source articles (NVIDIA's blog on
+NVSwitch and LLM inference, the 4x A100 Llama-3-70B TP=4 measurement)."""
 
 import pytest
 
@@ -65,8 +66,9 @@ def test_misses_are_explained(results):
             assert r.why, f"{r.case_id} misses by {r.error:+.0%} without an explanation"
 
 
-def test_seed_p2p_mesh_vs_nvswitch_table():
-    # seed 001 (NVIDIA blog): on a P2P mesh of 8 H200, each GPU splits 900 GB/s into 7 x 128 GB/s
+def test_nvidia_blog_p2p_mesh_vs_nvswitch_table():
+    # NVIDIA's blog (NVLink and NVSwitch supercharge LLM inference, Aug 2024):
+    # on a P2P mesh of 8 H200, each GPU splits 900 GB/s into 7 x 128 GB/s
     mesh = make_fabric("nvlink4", topology="mesh", mesh_size=8)
     pair_bidir = 2 * pair_bw_bytes_per_s(mesh) / 1e9
     assert pair_bidir == pytest.approx(128, rel=0.01)
@@ -75,12 +77,12 @@ def test_seed_p2p_mesh_vs_nvswitch_table():
     assert 20e9 / get_link("nvlink4").bidir_marketing_bytes_per_s * 1e3 == pytest.approx(22, rel=0.02)
 
 
-def test_seed_llama_numbers():
+def test_llama70b_tp4_4xa100_numbers():
     nv = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3")
     pc = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="pcie4", p2p=False)
     assert nv.msg_bytes == 64 * 2**20 and nv.all_reduces == 160
-    assert nv.total_time_s == pytest.approx(0.096, rel=0.15)   # seed: ~96 ms
-    assert pc.total_time_s == pytest.approx(1.8, rel=0.25)     # seed: ~1.8 s
+    assert nv.total_time_s == pytest.approx(0.096, rel=0.15)   # the 4x A100 article: ~96 ms
+    assert pc.total_time_s == pytest.approx(1.8, rel=0.25)     # the 4x A100 article: ~1.8 s
 
 
 def test_validation_figure_keeps_case_order_and_shows_every_target(results):

@@ -25,7 +25,7 @@ from gpucomm.viz.calculators.inputs import (
 )
 from gpucomm.viz.calculators.mesh import MeshInputs, mesh_curves, mesh_explorer_figure
 from gpucomm.viz.calculators.tp_inference import (
-    BATCHES, SEED_001_TABLE3, TPInputs, tp_explorer_figure, tp_request, tp_speedup,
+    BATCHES, NVIDIA_BLOG_TABLE3, TPInputs, tp_explorer_figure, tp_request, tp_speedup,
 )
 from gpucomm.viz.calculators.training import TrainingInputs, step_compute_s, training_explorer_figure
 from gpucomm.model.training import step_comm
@@ -162,15 +162,15 @@ def test_tp_widget_refuses_bad_inputs(control, value, words):
 
 
 def test_tp_model_reproduces_the_shape_of_nvidias_table3():
-    """P2P mesh vs NVSwitch at TP=2 (seed 001): same order of magnitude, the switch's advantage grows with batch."""
+    """P2P mesh vs NVSwitch at TP=2 (NVIDIA's blog, Table 3): same order of magnitude, the switch's advantage grows with batch."""
     def ratio(b):
         mesh, switch = (tp_request("llama-3-70b", gpu="h200_sxm", tp_size=2, interconnect=k, batch=b).tokens_per_s_per_gpu
                         for k in ("nvlink4:mesh8", "nvlink4:switch"))
         return switch / mesh, mesh
-    ratios = [ratio(b) for b in SEED_001_TABLE3["batch"]]
+    ratios = [ratio(b) for b in NVIDIA_BLOG_TABLE3["batch"]]
     assert [r for r, _ in ratios] == sorted(r for r, _ in ratios)
     assert ratios[0][0] < 1.15 and ratios[-1][0] > 1.3  # NVIDIA: 1.0x at batch 1, 1.5x at batch 32
-    for (_, mesh), published in zip(ratios, SEED_001_TABLE3["nvlink4:mesh8"]):
+    for (_, mesh), published in zip(ratios, NVIDIA_BLOG_TABLE3["nvlink4:mesh8"]):
         assert 0.7 < mesh / published < 1.3
 
 
@@ -208,9 +208,9 @@ def test_mesh_widget_refuses_nvls_on_a_mesh_and_a_one_gpu_board():
     assert "Refused" in box.status.value and "from 2 to 64" in box.status.value
 
 
-def test_mesh_explorer_matches_the_seed_table_shape():
+def test_mesh_explorer_matches_the_shape_of_nvidias_table():
     c = mesh_curves(MeshInputs(link="nvlink4", mesh_size=8))
-    assert c["mesh_pair_gbs"][0] == pytest.approx(450 / 7)  # seed 001: "128 GB/s" = 2 x 64.3 per direction
+    assert c["mesh_pair_gbs"][0] == pytest.approx(450 / 7)  # NVIDIA's blog: "128 GB/s" = 2 x 64.3 per direction
     assert c["mesh_gpu_gbs"][-1] == pytest.approx(c["switch_gpu_gbs"][-1])  # 8 GPUs: 7 links in use
     fig = mesh_explorer_figure()
     assert len(fig.layout.updatemenus[0].buttons) == 3 and len(fig.layout.sliders[0].steps) >= 10

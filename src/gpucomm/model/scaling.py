@@ -36,8 +36,8 @@ P100_SXM2_FP16_FLOPS_PER_S = Parameter(
     "Peak FP16 of Tesla P100 SXM2 (the NVLink module) at its 1480 MHz boost clock: 21.2 TFLOP/s, from paired FP16 "
     "(half2) arithmetic on the CUDA cores; Pascal has no tensor cores. Primary: Pascal whitepaper [U] (not re-read); "
     "copies [C] https://teckknow.com/nvidia-unveils-tesla-p100-hpc-board-based-pascal-gpu-architecture/ and "
-    "https://hwsetup.it/news/reader.php?objid=24077 ('21.2 TFLOP/s ... FP16'). The seed article's '21 TFLOPS'. "
-    "Kept here because the catalog entry p100_sxm2 has no FLOP/s.")
+    "https://hwsetup.it/news/reader.php?objid=24077 ('21.2 TFLOP/s ... FP16'). The '21 TFLOPS' of the CSDN article "
+    "on communication, NVLink and nvcc (P100_B200_ARTICLE_SOURCE). Kept here because the catalog entry p100_sxm2 has no FLOP/s.")
 """P100's peak FP16 rate, which :mod:`gpucomm.model.hardware.gpus` does not carry."""
 
 
@@ -127,7 +127,8 @@ def _generation(gpu_key: str, label: str, nvlink_key: str, pcie_gen: int | None,
 GENERATIONS: tuple[Generation, ...] = (
     _generation("p100_sxm2", "P100 (2016)", "nvlink1", 3,
                 "P100 data sheet: 'PCIe Gen3' [U]; P100 PCIe card 'PCIe 3.0 x16' [C] "
-                "https://cputronic.com/gpu/nvidia-tesla-p100-pcie-16-gb ; the seed pairs P100 with PCIe 3.0 x16."),
+                "https://cputronic.com/gpu/nvidia-tesla-p100-pcie-16-gb ; the CSDN article (P100_B200_ARTICLE_SOURCE) "
+                "pairs P100 with PCIe 3.0 x16."),
     _generation("v100_sxm2", "V100 (2017)", "nvlink2", 3,
                 "V100 data sheet: 'PCIe 32 GB/s' (Gen3 x16, both directions) [U]; Dell EMC reference guide for V100-SXM2: "
                 "'the theoretical peak bandwidth using PCIe is only 16*2=32GB/s' [C] "
@@ -138,7 +139,8 @@ GENERATIONS: tuple[Generation, ...] = (
     _generation("h100_sxm5", "H100 (2022)", "nvlink4", None, "Catalog: h100_sxm5.pcie_gen (H100 data sheet 'PCIe Gen5: 128GB/s')."),
     _generation("b200_hgx", "B200 (2024)", "nvlink5", 6,
                 "B200: '2x 256 GB/s PCIe Gen6 (H2D)' [C] https://glennklockwood.com/garden/processors/B200 (the catalog has "
-                "no B200 PCIe generation). The seed instead pairs B200 with PCIe 5.0 x16, the generation of the x86 hosts."),
+                "no B200 PCIe generation). The CSDN article instead pairs B200 with PCIe 5.0 x16, the generation of the x86 "
+                "hosts."),
 )
 """Flagship SXM GPU of each NVIDIA data-centre generation, P100 to B200."""
 
@@ -209,9 +211,10 @@ def hbm_over_nvlink(gpu_key: str) -> float:
     return gpu.mem_bw_bytes_per_s / gpu.nvlink_bw_bytes_per_s
 
 
-SEED_004_SOURCE = ("seed article 004 of this project: '分布式的训练和推理中通信、nvlink和nvcc是什么？', CSDN, weixin_51097521, "
-                   "2026-06-02 (no URL in the seed)")
-SEED_004_CLAIMS: dict[str, float] = {
+P100_B200_ARTICLE_SOURCE = ("'分布式的训练和推理中通信、nvlink和nvcc是什么？' (Communication, NVLink and nvcc in distributed "
+                            "training and inference), CSDN, weixin_51097521, 2026-06-02 (no URL recorded)")
+"""The Chinese article whose P100-to-B200 comparison :data:`P100_B200_ARTICLE_CLAIMS` holds."""
+P100_B200_ARTICLE_CLAIMS: dict[str, float] = {
     "p100_tflops": 21.0,
     "b200_tflops": 4000.0,
     "pcie3_x16_gb_per_s": 32.0,
@@ -221,27 +224,27 @@ SEED_004_CLAIMS: dict[str, float] = {
     "nvlink5_per_gpu_gb_per_s": 1800.0,
     "claimed_nvlink5_over_pcie5": 14.0,
 }
-"""The seed's headline numbers, as printed (TFLOPS and GB/s as the article writes them; see
-:data:`SEED_004_SOURCE`). P100 "21 TFLOPS" is FP16 without tensor cores; the B200 "4000 TFLOPS" matches
+"""The article's headline numbers, as printed (TFLOPS and GB/s as the article writes them; see
+:data:`P100_B200_ARTICLE_SOURCE`). P100 "21 TFLOPS" is FP16 without tensor cores; the B200 "4000 TFLOPS" matches
 no dense figure in the catalog (dense BF16 2,250, dense FP8 4,500); the GB/s are both directions added."""
 
 
-def seed_004_ratios() -> dict[str, float]:
-    """The seed's growth ratios recomputed from its own numbers.
+def p100_b200_article_ratios() -> dict[str, float]:
+    """The growth ratios of :data:`P100_B200_ARTICLE_SOURCE` recomputed from its own numbers.
 
     Returns
     -------
     dict
         ``compute`` (B200 / P100 TFLOPS), ``pcie`` (PCIe 5.0 / 3.0 x16) and ``nvlink5_over_pcie5``
-        (1.8 TB/s over 128 GB/s), each as the seed's figures give it.
+        (1.8 TB/s over 128 GB/s), each as the article's figures give it.
 
     Examples
     --------
-    >>> r = seed_004_ratios()
+    >>> r = p100_b200_article_ratios()
     >>> round(r["compute"], 1), r["pcie"], round(r["nvlink5_over_pcie5"], 2)
     (190.5, 4.0, 14.06)
     """
-    c = SEED_004_CLAIMS
+    c = P100_B200_ARTICLE_CLAIMS
     return {"compute": c["b200_tflops"] / c["p100_tflops"],
             "pcie": c["pcie5_x16_gb_per_s"] / c["pcie3_x16_gb_per_s"],
             "nvlink5_over_pcie5": c["nvlink5_per_gpu_gb_per_s"] / c["pcie5_x16_gb_per_s"]}
@@ -292,7 +295,7 @@ def generation_growth(first: str = "p100_sxm2", last: str = "b200_hgx", *, last_
     first, last : str
         GPU catalog keys of two entries of :data:`GENERATIONS`.
     last_pcie_gen : int, optional
-        Override the PCIe generation of ``last`` (the seed pairs B200 with PCIe 5.0).
+        Override the PCIe generation of ``last`` (the CSDN article of :data:`P100_B200_ARTICLE_SOURCE` pairs B200 with PCIe 5.0).
 
     Returns
     -------

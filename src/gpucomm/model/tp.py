@@ -158,7 +158,8 @@ def tp_all_reduce_bytes(num_tokens: int, hidden_size: int, *, dtype: str = "fp16
 
     Examples
     --------
-    The seed's example, Llama-3-70B with a 4096-token prompt in FP16: 64 MiB.
+    Llama-3-70B with a 4096-token prompt in FP16 (the example of Baobao Algorithm Notes' article on
+    NVLink and Llama-3-70B TP=4 inference): 64 MiB.
 
     >>> tp_all_reduce_bytes(4096, 8192, dtype="fp16") / 2**20
     64.0

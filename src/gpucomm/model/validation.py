@@ -77,7 +77,7 @@ CASES = (
          dict(link="nvlink4", num_nodes=2, network="eth_200g"), in_sample=True, why="network efficiency is this measurement"),
     Case("C07", "pcie_large", "busbw", "DGX H100, 4 GPUs, P2P off, PCIe 5.0, 1 GiB", dict(link="pcie5", p2p=False),
          in_sample=True, why="host-staged efficiency is taken from this measurement"),
-    Case("C39", "pcie_large", "time", "4 GPUs, PCIe 4.0 without P2P, 64 MiB (Llama-3-70B article)",
+    Case("C39", "pcie_large", "time", "4 GPUs, P2P off, PCIe 4.0, 64 MiB (Llama-3-70B article)",
          dict(link="pcie4", p2p=False),
          measured=llama70b_tp4_4xa100()["all_reduce_pcie4_no_p2p_s"].value * 1e6),
     Case("C05", "pcie_large", "busbw", "DGX A100, 4 GPUs, P2P off, PCIe 4.0, 8 GiB",

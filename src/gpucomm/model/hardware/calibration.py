@@ -57,8 +57,8 @@ HOST_STAGED_EFFICIENCY = Parameter(
     "https://github.com/eugenesiow/LLM-Insights/blob/5aa5513ac34d0da5d0214e6939d06f77de00ab48/infrastructure/hardware/README.md",
     "With P2P disabled or unsupported, NCCL stages every transfer through host memory (SHM transport): the sender copies "
     "into a host buffer, the receiver copies out. DGX H100, 4 GPUs, NCCL_P2P_DISABLE=1, PCIe 5.0 x16 (63 GB/s): busbw "
-    "24.0 GB/s at 1 GiB falling to 20.0 GB/s at 8 GiB = 0.38-0.32 (case C07); we take 0.33. Not fitted to the seed's "
-    "PCIe 4.0 measurement, which is used to validate it.")
+    "24.0 GB/s at 1 GiB falling to 20.0 GB/s at 8 GiB = 0.38-0.32 (case C07); we take 0.33. Not fitted to the PCIe 4.0 "
+    "measurement of Baobao Algorithm Notes' Llama-3-70B article, which is used to validate it.")
 
 LL_BASE_LATENCY_S = Parameter(
     "ll_base_latency_s", 5.57e-6, "s",

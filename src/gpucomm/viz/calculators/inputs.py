@@ -305,7 +305,8 @@ class Interconnect:
 def interconnect_choices() -> list[tuple[str, str]]:
     """Presets built from the link catalog: NVLink via NVSwitch or as a mesh of 8; PCIe with or without P2P.
 
-    The mesh of 8 is the point-to-point board of NVIDIA's "P2P vs NVSwitch" comparison (seed 001).
+    The mesh of 8 is the point-to-point board of NVIDIA's "P2P vs NVSwitch" comparison (NVIDIA
+    Technical Blog, "NVIDIA NVLink and NVIDIA NVSwitch Supercharge Large Language Model Inference", Aug 2024).
     """
     from gpucomm.model.hardware import LINKS
 

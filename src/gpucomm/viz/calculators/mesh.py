@@ -59,7 +59,8 @@ def mesh_curves(inputs: MeshInputs) -> dict[str, list]:
         collective of n GPUs gets per GPU), ``switch_pair_gbs``, ``switch_gpu_gbs``; ``mesh_us``,
         ``switch_us`` (collective time); ``slowdown`` (mesh / switch); ``mesh_pair_bidir_gbs`` and
         ``switch_pair_bidir_gbs``: the same nominal pair bandwidths with both directions added, as
-        datasheets and the seed's table quote them (for comparison only, never in a formula).
+        datasheets and the table of NVIDIA's blog "NVIDIA NVLink and NVIDIA NVSwitch Supercharge
+        Large Language Model Inference" (Aug 2024) quote them (for comparison only, never in a formula).
 
     Raises
     ------

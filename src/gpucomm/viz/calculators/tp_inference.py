@@ -22,24 +22,26 @@ from gpucomm.model.tp import TPStep, get_model, tp_speedup, tp_step
 from gpucomm.model.units import format_time
 
 __all__ = ["TPInputs", "TPRequest", "tp_request", "tp_degrees", "tp_figure", "tp_update", "tp_explorer_figure",
-           "SEED_001_TABLE3", "BATCHES", "SEED_INTERCONNECTS", "table3_rows"]
+           "NVIDIA_BLOG_TABLE3", "BATCHES", "EXPLORER_INTERCONNECTS", "table3_rows"]
 
-SEED_001_URL = "https://developer.nvidia.com/blog/nvidia-nvlink-and-nvidia-nvswitch-supercharge-large-language-model-inference/"
+NVIDIA_BLOG_URL = "https://developer.nvidia.com/blog/nvidia-nvlink-and-nvidia-nvswitch-supercharge-large-language-model-inference/"
 
-SEED_001_TABLE3 = {
+NVIDIA_BLOG_TABLE3 = {
     "batch": (1, 2, 4, 8, 16, 32),
     "nvlink4:mesh8": (25, 44, 66, 87, 103, 112),
     "nvlink4:switch": (26, 47, 76, 110, 142, 168),
 }
-"""NVIDIA's Table 3 (seed 001): output tokens/s per GPU vs batch, Llama 3.1 70B, H200, TP=2, ISL/OSL 8K/256,
+"""NVIDIA's Table 3: output tokens/s per GPU vs batch, Llama 3.1 70B, H200, TP=2, ISL/OSL 8K/256,
 point-to-point board vs NVSwitch. "Throughput modeled using internal measurements" (NVIDIA, not a run anyone
-can repeat; dtype and serving engine not stated). Source: :data:`SEED_001_URL` (Table 3)."""
+can repeat; dtype and serving engine not stated). Source: NVIDIA Technical Blog, "NVIDIA NVLink and NVIDIA
+NVSwitch Supercharge Large Language Model Inference" (Aug 2024), Table 3: :data:`NVIDIA_BLOG_URL`."""
 
-SEED_INTERCONNECTS = ("nvlink4:switch", "nvlink4:mesh8", "pcie5:p2p", "pcie4:no-p2p")
-"""Interconnects of the static explorer: the seed's NVSwitch and P2P-mesh boards, then PCIe with and without P2P."""
+EXPLORER_INTERCONNECTS = ("nvlink4:switch", "nvlink4:mesh8", "pcie5:p2p", "pcie4:no-p2p")
+"""Interconnects of the static explorer: the NVSwitch and P2P-mesh boards of NVIDIA's Table 3, then PCIe with and
+without P2P."""
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64)
-"""Batch sizes of the throughput panel (the seed's 1-32, and 64)."""
+"""Batch sizes of the throughput panel (those of NVIDIA's Table 3, 1-32, and 64)."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ def tp_request(model: str, *, gpu: str, tp_size: int, interconnect: str, batch: 
     Notes
     -----
     ``request_s = prefill + output_len x decode``; ``tokens_per_s_per_gpu = batch x output_len /
-    request_s / tp_size`` (the output-token throughput of NVIDIA's Table 3, seed 001). The decode
+    request_s / tp_size`` (the output-token throughput of NVIDIA's Table 3, :data:`NVIDIA_BLOG_TABLE3`). The decode
     step is evaluated once, at the mean context ``prompt_len + output_len / 2``: exact while the
     step time is linear in the context (it stays memory- or compute-bound over the output), which
     holds for the presets unless a batch sits right at the roofline's ridge. A static batch: every
@@ -147,7 +149,7 @@ def tp_degrees(model: str, interconnect: str, limit: int = 8) -> list[int]:
     return [t for t in range(1, top + 1) if cfg.num_attention_heads % t == 0 and t & (t - 1) == 0]
 
 
-def _seed_matches(inputs: TPInputs) -> bool:
+def _is_table3_setting(inputs: TPInputs) -> bool:
     return (inputs.model == "llama-3-70b" and inputs.gpu == "h200_sxm" and inputs.tp_size == 2
             and inputs.prompt_len == 8192 and inputs.output_len == 256)
 
@@ -231,7 +233,7 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
     fig.add_trace(go.Scatter(x=[], y=[], name="ideal (linear) speed-up", mode="lines",
                              line=dict(color="#999", dash="dot"), hoverinfo="skip"), row=2, col=1)
     for key, symbol in (("nvlink4:mesh8", "x"), ("nvlink4:switch", "diamond")):
-        fig.add_trace(go.Scatter(x=list(SEED_001_TABLE3["batch"]), y=list(SEED_001_TABLE3[key]), mode="markers",
+        fig.add_trace(go.Scatter(x=list(NVIDIA_BLOG_TABLE3["batch"]), y=list(NVIDIA_BLOG_TABLE3[key]), mode="markers",
                                  name=f"NVIDIA Table 3, H200 TP=2, {get_interconnect(key).label}",
                                  marker=dict(symbol=symbol, size=10, color="black"),
                                  hovertemplate="batch %{x}: %{y} tok/s/GPU (NVIDIA)<extra></extra>"), row=2, col=2)
@@ -273,14 +275,14 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
         ys += [decode, prefill, throughput]
         texts += [None, None, None]
         ideal = max(ideal, degrees, key=len)
-    xs += [ideal, list(SEED_001_TABLE3["batch"]), list(SEED_001_TABLE3["batch"])]
-    ys += [[float(t) for t in ideal], list(SEED_001_TABLE3["nvlink4:mesh8"]), list(SEED_001_TABLE3["nvlink4:switch"])]
+    xs += [ideal, list(NVIDIA_BLOG_TABLE3["batch"]), list(NVIDIA_BLOG_TABLE3["batch"])]
+    ys += [[float(t) for t in ideal], list(NVIDIA_BLOG_TABLE3["nvlink4:mesh8"]), list(NVIDIA_BLOG_TABLE3["nvlink4:switch"])]
     texts += [None, None, None]
     n = len(ys)
     data = {"y": ys, "x": [x if x is not None else [_bar_label(k) for k in interconnects] for x in xs],
             "text": texts}
     if len(interconnects) == 1:  # live: the published points only where they apply
-        data["visible"] = [True] * (n - 2) + [_seed_matches(inputs)] * 2
+        data["visible"] = [True] * (n - 2) + [_is_table3_setting(inputs)] * 2
     r = requests[0]
     fit = "fits" if r.decode.fits_memory else "does NOT fit"
     summary = (f"{get_model(inputs.model).name}, TP={inputs.tp_size} on {get_interconnect(interconnects[0]).label}: "
@@ -299,12 +301,12 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
     return FigureUpdate(data, tuple(range(n)), {"title.text": title}, summary)
 
 
-def tp_explorer_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] = SEED_INTERCONNECTS,
+def tp_explorer_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] = EXPLORER_INTERCONNECTS,
                        tp_sizes: tuple[int, ...] = (1, 2, 4, 8)) -> go.Figure:
     """Static explorer: :func:`tp_figure` for several interconnects with a slider over the TP degree.
 
     Each step replays precomputed data (bars, tokens/s vs batch, title); the speed-up panel does not
-    depend on the slider. Defaults reproduce the setting of NVIDIA's Table 3 (seed 001): Llama 3 70B,
+    depend on the slider. Defaults reproduce the setting of NVIDIA's Table 3 (:data:`NVIDIA_BLOG_TABLE3`): Llama 3 70B,
     H200, prompt 8192 and 8192 + 256 tokens, P2P mesh of 8 vs NVSwitch.
 
     Raises
@@ -331,7 +333,7 @@ def tp_explorer_figure(inputs: TPInputs | None = None, interconnects: tuple[str,
 
 
 def table3_rows(*, dtype: str = "fp16") -> list[dict]:
-    """NVIDIA's Table 3 (seed 001) next to the model, one row per batch size.
+    """NVIDIA's Table 3 (:data:`NVIDIA_BLOG_TABLE3`) next to the model, one row per batch size.
 
     The setting of the table: Llama 3 70B, H200 SXM, TP=2, 8192 prompt + 256 output tokens; P2P mesh of 8
     (``nvlink4:mesh8``) vs NVSwitch (``nvlink4:switch``). Output tokens/s per GPU.
@@ -349,11 +351,11 @@ def table3_rows(*, dtype: str = "fp16") -> list[dict]:
     (32, True, True)
     """
     rows = []
-    for i, batch in enumerate(SEED_001_TABLE3["batch"]):
+    for i, batch in enumerate(NVIDIA_BLOG_TABLE3["batch"]):
         model = {k: tp_request("llama-3-70b", gpu="h200_sxm", tp_size=2, interconnect=k, batch=batch, prompt_len=8192,
                                output_len=256, dtype=dtype).tokens_per_s_per_gpu
                  for k in ("nvlink4:mesh8", "nvlink4:switch")}
-        published = {k: SEED_001_TABLE3[k][i] for k in model}
+        published = {k: NVIDIA_BLOG_TABLE3[k][i] for k in model}
         rows.append({"batch": batch, "published_mesh": published["nvlink4:mesh8"], "model_mesh": model["nvlink4:mesh8"],
                      "published_switch": published["nvlink4:switch"], "model_switch": model["nvlink4:switch"],
                      "published_advantage": published["nvlink4:switch"] / published["nvlink4:mesh8"],
