@@ -307,9 +307,10 @@ def timed_blocks_s(fns: Mapping[str, Callable[[], object]], *, iters: int, warmu
         Seconds per call of each function: the median over blocks (of the slowest rank's).
     """
     for fn in fns.values():
-        for _ in range(warmup_iters):
-            fn()
-    synchronize(device)
+        if warmup_iters:
+            # A block whose time is dropped: the warm-up runs where the timed blocks will (the
+            # same device and stream for CUDA events) and has finished before they start.
+            time_block_s(fn, warmup_iters, device=device, clock=clock)
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(blocks):
         for name, fn in fns.items():
