@@ -9,9 +9,10 @@ every page and gives every figure a random ``div`` id, so rebuilt pages and
 committed notebook outputs differ on every run.
 
 The ``gpucomm_book`` renderer registered here emits only the figure's ``div`` and
-the ``Plotly.newPlot`` call. plotly.js itself is loaded once per page by the book
-(``sphinx: config: html_js_files`` in ``_config.yml``, a local copy of the file
-shipped inside the installed plotly package). The default renderer becomes
+the ``Plotly.newPlot`` call. plotly.js itself is loaded once, by each page that
+draws a figure, by the book (``book/_ext/book_page_assets.py``, configured in
+``_config.yml``: a local copy of plotly.js's partial "cartesian" bundle, at the
+version the installed plotly package bundles). The default renderer becomes
 ``"plotly_mimetype+gpucomm_book"``: JupyterLab keeps rendering the mimetype
 natively, while myst-nb picks the ``text/html`` part.
 
@@ -154,8 +155,9 @@ def use_book_renderer(config: dict[str, Any] | None = None) -> None:
 
     Notes
     -----
-    The book must load plotly.js once per page for the HTML to draw anything;
-    ``_config.yml`` does that from a local copy (``scripts/fetch_assets.sh``), so
+    The page must load plotly.js for the HTML to draw anything; the book's
+    extension (``book/_ext/book_page_assets.py``) adds a local copy
+    (``scripts/fetch_assets.sh``) to every page that calls ``Plotly.newPlot``, so
     pages work with no network.
 
     Examples
