@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from gpucomm.cli import build_parser, main
-from gpucomm.cli.parse import log_to_results, register
+from gpucomm.cli.parse import register
+from gpucomm.measure.nccl_tests_results import log_to_results
 from gpucomm.measure.nccl_tests_log import bundled_log_names, bundled_log_text, read_bundled_log
 from gpucomm.measure.results import read_results
 

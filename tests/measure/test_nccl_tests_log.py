@@ -274,3 +274,17 @@ def test_truncated_and_garbled_logs_raise_only_gpucomm_error(name, cut, seed, ed
     lines = "".join(chars).splitlines()
     rng.shuffle(lines) if seed % 3 == 0 else None
     _parse_or_gpucomm_error("\n".join(lines))
+
+
+def test_recorded_dtype_names_derive_from_the_element_type_table():
+    """nccl-tests' type names map to torch names through gpucomm.model.dtypes, as they were recorded before;
+    FP8 keeps the printed name (results files already record it so)."""
+    from gpucomm.measure.nccl_tests_results import DTYPE_NAMES, record_dtype
+    from gpucomm.model.dtypes import BY_SPELLING
+
+    recorded_before = {"float": "float32", "half": "float16", "double": "float64", "fp16": "float16", "fp32": "float32",
+                       "fp64": "float64", "bf16": "bfloat16", "int": "int32", "char": "int8", "uint8": "uint8"}
+    assert {k: DTYPE_NAMES[k] for k in recorded_before} == recorded_before
+    assert all(BY_SPELLING[s].name == name for s, name in DTYPE_NAMES.items())
+    assert [record_dtype(t) for t in ("f8e4m3", "F8E5M2", "bfloat16", "Int8", "mystery")] == \
+        ["f8e4m3", "f8e5m2", "bfloat16", "int8", "mystery"]

@@ -29,7 +29,7 @@ import textwrap
 
 from gpucomm import GpucommError
 from gpucomm.cli.common import one_line, print_json, print_table
-from gpucomm.cli.parse import read_log_text
+from gpucomm.measure.log_files import read_log_text
 from gpucomm.measure.nccl_info_log import NcclInfoLog, parse_nccl_info_log
 from gpucomm.model.units import format_size
 

@@ -17,7 +17,7 @@ from gpucomm import GpucommError
 from gpucomm.measure.collectives import MEASURED
 from gpucomm.model.collectives import REGISTRY
 from gpucomm.model.dtypes import element_type
-from gpucomm.model.units import format_size, parse_size
+from gpucomm.model.units import check_int, format_size, parse_size
 
 #: Collectives the runner can measure: those with a spec module in ``gpucomm.measure.collectives``.
 BENCH_COLLECTIVES = MEASURED
@@ -60,12 +60,6 @@ BACKENDS = ("auto", "nccl", "gloo")
 
 #: Default process-group timeout: a peer that never arrives fails the run after this long.
 DEFAULT_TIMEOUT_S = 60.0
-
-
-def _check_int(value, what: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise GpucommError(f"{what} {value!r} is not valid: expected an integer >= {minimum}")
-    return value
 
 
 def check_dtype(dtype: str) -> str:
@@ -113,11 +107,11 @@ def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: in
     >>> sweep_sizes(8, 64, 2, 4, count_multiple=4)  # all_gather on 4 ranks: one element per rank at least
     [(16, 4), (32, 8), (64, 16)]
     """
-    _check_int(min_bytes, "minimum size -b (bytes)", 1)
-    _check_int(max_bytes, "maximum size -e (bytes)", 1)
-    _check_int(step_factor, "step factor -f", 2)
-    _check_int(elem_bytes, "element size (bytes)", 1)
-    _check_int(count_multiple, "count multiple", 1)
+    check_int(min_bytes, "minimum size -b (bytes)", 1)
+    check_int(max_bytes, "maximum size -e (bytes)", 1)
+    check_int(step_factor, "step factor -f", 2)
+    check_int(elem_bytes, "element size (bytes)", 1)
+    check_int(count_multiple, "count multiple", 1)
     if min_bytes > max_bytes:
         raise GpucommError(
             f"minimum size -b {min_bytes} B ({format_size(min_bytes)}) is larger than maximum size -e "
@@ -197,10 +191,10 @@ class SweepConfig:
             raise GpucommError(f"collective {self.collective!r} is not measured yet: expected one of {', '.join(BENCH_COLLECTIVES)}")
         fix("min_bytes", parse_size(self.min_bytes))
         fix("max_bytes", parse_size(self.max_bytes))
-        _check_int(self.step_factor, "step factor -f", 2)
-        _check_int(self.iters, "iterations -n", 1)
-        _check_int(self.blocks, "timed blocks --blocks", 1)
-        _check_int(self.warmup_iters, "warm-up iterations -w", 0)
+        check_int(self.step_factor, "step factor -f", 2)
+        check_int(self.iters, "iterations -n", 1)
+        check_int(self.blocks, "timed blocks --blocks", 1)
+        check_int(self.warmup_iters, "warm-up iterations -w", 0)
         if self.check not in (0, 1, True, False):
             raise GpucommError(f"check -c {self.check!r} is not valid: expected 0 or 1")
         fix("check", bool(self.check))

@@ -13,18 +13,22 @@ into ``alpha``. The measured ``busbw = f S / t`` then rises with ``S`` towards `
 Evaluate a fit with :meth:`AlphaBetaFit.time_s` / :meth:`AlphaBetaFit.busbw_at`, or the
 model functions :func:`gpucomm.model.cost.alpha_beta_time_s` and
 :func:`alpha_beta_busbw_bytes_per_s` with explicit parameters.
+
+:func:`fit_regions` fits a whole sweep, in two size regions where one ``(alpha, B)`` pair cannot
+follow it (``gpucomm fit``), and :func:`catalog_comparison` holds every measured size against the
+catalog model of :func:`gpucomm.model.cost.collective_cost`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from gpucomm import GpucommError
 from gpucomm.model.collectives import busbw_factor, check_collective
 from gpucomm.model.cost import alpha_beta_time_s
-from gpucomm.model.units import format_time, to_gb_per_s
+from gpucomm.model.units import format_size, format_time, to_gb_per_s
 
 
 @dataclass(frozen=True)
@@ -209,12 +213,240 @@ def fit_sweep(records: Iterable[dict]) -> AlphaBetaFit:
     GpucommError
         If the records are empty, mix collectives or rank counts, or cannot be fitted.
     """
-    rows = [r for r in records if r.get("record", "result") == "result"]
+    rows, collective, num_ranks = sweep_rows(records)
+    return _fit_rows(rows, collective, num_ranks)
+
+
+# --- fits per size region, and the comparison with the catalog model ---------------------------
+
+DEFAULT_MAX_RMS = 0.15
+"""A single fit whose rms relative error is at or below this is kept as it is."""
+MIN_REGION_POINTS = 3
+"""Fewest sizes in a region of a split fit."""
+SPLIT_GAIN = 1.5
+"""A split is taken only if it cuts the rms relative error by at least this factor."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """One size range and the alpha-beta fit of its points.
+
+    Attributes
+    ----------
+    min_bytes, max_bytes : int
+        Smallest and largest measured size in the region, bytes.
+    fit : AlphaBetaFit
+        ``alpha_s`` (seconds), ``busbw_bytes_per_s`` (bytes/s) and the fit quality.
+    """
+
+    min_bytes: int
+    max_bytes: int
+    fit: AlphaBetaFit
+
+    def __str__(self) -> str:
+        return (f"{format_size(self.min_bytes)} to {format_size(self.max_bytes)}: alpha = {format_time(self.fit.alpha_s)}, "
+                f"B = {to_gb_per_s(self.fit.busbw_bytes_per_s):.3g} GB/s (rms relative error "
+                f"{self.fit.rms_rel_error:.0%} over {self.fit.num_points} sizes)")
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """What :func:`fit_regions` found.
+
+    Attributes
+    ----------
+    collective : str
+        Collective name (torch.distributed spelling).
+    num_ranks : int
+        Number of ranks of the sweep.
+    single : AlphaBetaFit
+        One fit over every size.
+    regions : list of Region
+        ``[Region(all sizes, single)]``, or two regions (small sizes, large sizes) when the
+        single fit's rms relative error exceeds ``max_rms`` and a split improves it.
+    split_reason : str
+        Why the report has one region or two, in words.
+    """
+
+    collective: str
+    num_ranks: int
+    single: AlphaBetaFit
+    regions: list[Region] = field(default_factory=list)
+    split_reason: str = ""
+
+    def region_for(self, msg_bytes: float) -> Region:
+        """The region whose fit applies at ``msg_bytes`` (sizes between regions go to the nearer one)."""
+        if len(self.regions) == 1 or msg_bytes <= self.regions[0].max_bytes:
+            return self.regions[0]
+        if msg_bytes >= self.regions[1].min_bytes:
+            return self.regions[1]
+        mid = math.sqrt(self.regions[0].max_bytes * self.regions[1].min_bytes)
+        return self.regions[0] if msg_bytes < mid else self.regions[1]
+
+    def time_s(self, msg_bytes: float) -> float:
+        """Model time at ``msg_bytes`` from the region that covers it, seconds."""
+        return self.region_for(msg_bytes).fit.time_s(msg_bytes)
+
+    def busbw_at(self, msg_bytes: float) -> float:
+        """Model busbw at ``msg_bytes`` from the region that covers it, bytes/s."""
+        return self.region_for(msg_bytes).fit.busbw_at(msg_bytes)
+
+
+def sweep_rows(records: Iterable[dict]) -> tuple[list[dict], str, int]:
+    """The result records of one sweep, sorted by size, with its collective and rank count.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Result records (``collective``, ``num_ranks``, ``msg_bytes``...); metadata records
+        (``"record": "meta"``) are skipped.
+
+    Returns
+    -------
+    (list of dict, str, int)
+        The rows by increasing ``msg_bytes``, the collective and the rank count.
+
+    Raises
+    ------
+    GpucommError
+        No result records, or records of several collectives or rank counts.
+    """
+    rows = sorted((r for r in records if r.get("record", "result") == "result"), key=lambda r: r["msg_bytes"])
     if not rows:
-        raise GpucommError("no result records to fit: expected the output of a sweep")
-    kinds = {(r["collective"], r["num_ranks"]) for r in rows}
+        raise GpucommError("no result records to fit: expected a results file from gpucomm bench --out")
+    kinds = {(r.get("collective"), r.get("num_ranks")) for r in rows}
     if len(kinds) != 1:
-        raise GpucommError(f"records mix collectives or rank counts {sorted(kinds)}: expected one of each")
+        raise GpucommError(f"records mix collectives or rank counts {sorted(kinds, key=str)}: expected one sweep")
     (collective, num_ranks), = kinds
+    return rows, collective, num_ranks
+
+
+def _fit_rows(rows: list[dict], collective: str, num_ranks: int) -> AlphaBetaFit:
     return fit_alpha_beta([r["msg_bytes"] for r in rows], [r["time_s"] for r in rows],
                           collective=collective, num_ranks=num_ranks)
+
+
+def _sum_sq(fit: AlphaBetaFit) -> float:
+    return fit.rms_rel_error ** 2 * fit.num_points
+
+
+def fit_regions(records: Iterable[dict], *, max_rms: float = DEFAULT_MAX_RMS,
+                min_points: int = MIN_REGION_POINTS) -> FitReport:
+    """Fit alpha and beta to one sweep; split it in two size regions if a single fit is poor.
+
+    NCCL switches protocol (LL for small messages, Simple for large ones) and a CPU falls out of
+    its caches, so one ``(alpha, B)`` pair often cannot follow a whole sweep.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Result records of one sweep (``collective``, ``num_ranks``, ``msg_bytes``, ``time_s``);
+        metadata records are skipped.
+    max_rms : float
+        A single fit with rms relative error at or below this is kept (default 0.15).
+    min_points : int
+        Fewest sizes in each region of a split (default 3).
+
+    Returns
+    -------
+    FitReport
+        The single fit and one or two :class:`Region` fits.
+
+    Raises
+    ------
+    GpucommError
+        No records, records of several sweeps, or sizes that cannot be fitted at all.
+
+    Notes
+    -----
+    The split is the best of all splits between consecutive sizes, each side keeping at least
+    ``min_points`` sizes, that both sides can fit: the one with the least total squared
+    relative residual. It is kept if it cuts the rms relative error by a factor of at least
+    :data:`SPLIT_GAIN` (else one region). Searching every split finds the change of regime
+    without guessing where NCCL's protocol switch or the CPU's cache edge lies; the point
+    where the single fit's residuals change sign is usually near it.
+
+    Examples
+    --------
+    >>> rows = [{"collective": "all_reduce", "num_ranks": 2, "msg_bytes": 8 * 4**k,
+    ...          "time_s": 20e-6 + 8 * 4**k / 100e9} for k in range(12)]
+    >>> report = fit_regions(rows)
+    >>> len(report.regions), round(report.regions[0].fit.busbw_bytes_per_s / 1e9)
+    (1, 100)
+    """
+    rows, collective, num_ranks = sweep_rows(records)
+    single = _fit_rows(rows, collective, num_ranks)
+    whole = [Region(rows[0]["msg_bytes"], rows[-1]["msg_bytes"], single)]
+    if single.rms_rel_error <= max_rms:
+        return FitReport(collective, num_ranks, single, whole,
+                         f"one region: rms relative error {single.rms_rel_error:.0%} <= {max_rms:.0%}")
+    best = None
+    for k in range(min_points, len(rows) - min_points + 1):
+        try:
+            low, high = _fit_rows(rows[:k], collective, num_ranks), _fit_rows(rows[k:], collective, num_ranks)
+        except GpucommError:  # a side whose times do not grow with size: no bandwidth to fit there
+            continue
+        score = _sum_sq(low) + _sum_sq(high)
+        if best is None or score < best[0]:
+            best = (score, k, low, high)
+    if best is None:
+        return FitReport(collective, num_ranks, single, whole,
+                         f"one region: rms relative error {single.rms_rel_error:.0%} > {max_rms:.0%}, but no split "
+                         f"into two regions of >= {min_points} sizes could be fitted")
+    score, k, low, high = best
+    split_rms = math.sqrt(score / len(rows))
+    if split_rms * SPLIT_GAIN > single.rms_rel_error:
+        return FitReport(collective, num_ranks, single, whole,
+                         f"one region: rms relative error {single.rms_rel_error:.0%} > {max_rms:.0%}, and the best "
+                         f"split only reaches {split_rms:.0%}")
+    regions = [Region(rows[0]["msg_bytes"], rows[k - 1]["msg_bytes"], low),
+               Region(rows[k]["msg_bytes"], rows[-1]["msg_bytes"], high)]
+    return FitReport(collective, num_ranks, single, regions,
+                     f"two regions split between {format_size(rows[k - 1]['msg_bytes'])} and "
+                     f"{format_size(rows[k]['msg_bytes'])}: rms relative error {single.rms_rel_error:.0%} -> "
+                     f"{split_rms:.0%}")
+
+
+def catalog_comparison(records: Iterable[dict], *, link: str, num_gpus: int | None = None, p2p: bool = True,
+                       algorithm: str = "auto") -> list[dict]:
+    """Measured busbw against the catalog model at every measured size.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Result records of one sweep.
+    link : str
+        Catalog link key (``nvlink4``, ``pcie5``...), see :func:`gpucomm.model.hardware.link_keys`.
+    num_gpus : int or None
+        GPUs in the model (default: the sweep's rank count). busbw is designed to be comparable
+        across rank counts, so a 2-rank sweep can be held against an 8-GPU model, with care.
+    p2p : bool
+        False: the model stages traffic through host memory (PCIe links only).
+    algorithm : str
+        Passed to :func:`gpucomm.model.cost.collective_cost` (default ``auto``, as NCCL's tuner).
+
+    Returns
+    -------
+    list of dict
+        Per size: ``msg_bytes``, ``time_s``, ``busbw_bytes_per_s`` (measured),
+        ``model_time_s``, ``model_busbw_bytes_per_s``, ``model_algorithm``, ``model_protocol``
+        and ``ratio`` = measured busbw / model busbw.
+
+    Raises
+    ------
+    GpucommError
+        Unknown link or algorithm, or a collective/size the model does not cover.
+    """
+    from gpucomm.model.cost import collective_cost
+
+    rows, collective, num_ranks = sweep_rows(records)
+    n = num_ranks if num_gpus is None else num_gpus
+    out = []
+    for r in rows:
+        cost = collective_cost(collective, r["msg_bytes"], num_ranks=n, link=link, p2p=p2p, algorithm=algorithm)
+        model_busbw = cost.busbw_bytes_per_s
+        out.append({"msg_bytes": r["msg_bytes"], "time_s": r["time_s"], "busbw_bytes_per_s": r["busbw_bytes_per_s"],
+                    "model_time_s": cost.time_s, "model_busbw_bytes_per_s": model_busbw,
+                    "model_algorithm": cost.algorithm, "model_protocol": cost.protocol,
+                    "ratio": r["busbw_bytes_per_s"] / model_busbw if model_busbw > 0 else math.nan})
+    return out

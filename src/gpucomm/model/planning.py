@@ -29,6 +29,7 @@ from gpucomm.model.hardware.gpus import get_gpu
 from gpucomm.model.hardware.nvswitch import System, get_system
 from gpucomm.model.tp import TPStep, get_model, tp_step
 from gpucomm.model.training import STRATEGIES, StepComm, model_params, step_comm
+from gpucomm.model.units import check_int
 
 ADAM_MIXED_PRECISION_BYTES_PER_PARAM = 16
 """fp16/bf16 weights (2) + fp16/bf16 gradients (2) + fp32 master weights, momentum and variance (12): ZeRO, sec. 3.1."""
@@ -599,9 +600,8 @@ def hybrid_step_estimate(model: str, *, gpu: str, link: str, num_nodes: int, net
     >>> 0 < e.comm_share < 1
     True
     """
-    for name, value, minimum in (("number of nodes", num_nodes, 2), ("GPUs per node", gpus_per_node, 2)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise GpucommError(f"{name} {value!r} is not valid: expected an integer >= {minimum}")
+    check_int(num_nodes, "number of nodes", 2)
+    check_int(gpus_per_node, "GPUs per node", 2)
     per_node = global_batch_tokens // num_nodes
     if per_node < seq_len:
         raise GpucommError(f"global batch of {global_batch_tokens} tokens over {num_nodes} nodes is less than one "

@@ -133,3 +133,41 @@ def to_gb_per_s(bw_bytes_per_s: float) -> float:
 def gb_per_s(value_gb_per_s: float) -> float:
     """Convert decimal GB/s to bytes/s (1 GB/s = 1e9 B/s)."""
     return value_gb_per_s * 1e9
+
+
+def check_int(value: object, what: str, minimum: int = 1) -> int:
+    """``value`` if it is an integer >= ``minimum`` (a bool is refused), else one clear error.
+
+    The one check of a whole-number argument (counts, step factors, GPUs per node) that the model
+    and the measurement layer share, so each says the same thing about a bad value.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    what : str
+        What the value is, starting the message (``"step factor -f"``, ``"number of nodes"``).
+    minimum : int
+        The smallest accepted value (default 1).
+
+    Returns
+    -------
+    int
+        ``value`` unchanged.
+
+    Raises
+    ------
+    GpucommError
+        ``"<what> <value> is not valid: expected an integer >= <minimum>"``.
+
+    Examples
+    --------
+    >>> check_int(3, "iterations -n")
+    3
+    >>> check_int(1, "step factor -f", 2)
+    Traceback (most recent call last):
+    gpucomm.GpucommError: step factor -f 1 is not valid: expected an integer >= 2
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise GpucommError(f"{what} {value!r} is not valid: expected an integer >= {minimum}")
+    return value

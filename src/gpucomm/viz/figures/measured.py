@@ -4,7 +4,8 @@ Takes the result records of :func:`gpucomm.measure.run_sweep` or
 :func:`gpucomm.measure.results.read_results` (plain dicts; no torch needed to plot a saved
 sweep) and draws them against the model fitted by :func:`gpucomm.model.fit.fit_sweep`, plus any
 other model curves, for example the catalog model of :mod:`gpucomm.model.cost` on GPUs
-(:func:`measured_vs_model_figure`); and several published sweeps against the catalog model, one at a
+(:func:`measured_vs_model_figure`), or the per-region fits of ``gpucomm fit`` (:func:`fit_report_figure`);
+and several published sweeps against the catalog model, one at a
 time in a dropdown (:func:`logs_vs_model_figure`, ``book/measuring.md``).
 """
 
@@ -20,8 +21,8 @@ from gpucomm import GpucommError
 from gpucomm.measure.nccl_tests_log import ParsedLog
 from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.cost import collective_cost
-from gpucomm.model.fit import AlphaBetaFit, fit_sweep
-from gpucomm.model.units import format_size, format_time
+from gpucomm.model.fit import AlphaBetaFit, FitReport, fit_sweep, sweep_rows
+from gpucomm.model.units import format_size, format_time, to_gb_per_s
 from gpucomm.viz.figures._layout import corner_title, sig, y_from_top
 
 #: A model curve: ``msg_bytes -> time_s`` (busbw is derived), or ``(msg_bytes, busbw_bytes_per_s)`` sequences.
@@ -138,6 +139,51 @@ def measured_vs_model_figure(records: Iterable[dict], model_curve: Mapping[str, 
         title=title or f"{collective} on {num_ranks} ranks{backend}: measured busbw vs alpha-beta model",
         height=480, margin=dict(t=70, b=130, l=80), legend=dict(orientation="h", y=-0.28), template="plotly_white")
     return fig
+
+
+def fit_report_figure(records: Iterable[dict], report: FitReport, *, comparison: list[dict] | None = None,
+                      label: str | None = None) -> go.Figure:
+    """The figure ``gpucomm fit --plot`` writes: measured busbw, the fit of each size region, and the catalog model.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Result records of one sweep (as for :func:`measured_vs_model_figure`).
+    report : FitReport
+        From :func:`gpucomm.model.fit.fit_regions`: one region is drawn as the alpha-beta fit,
+        two regions as one curve each over its own sizes.
+    comparison : list of dict, optional
+        From :func:`gpucomm.model.fit.catalog_comparison`: its ``model_busbw_bytes_per_s`` is
+        drawn at the measured sizes.
+    label : str, optional
+        Legend label of the comparison curve (default ``"catalog model"``).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        As :func:`measured_vs_model_figure`.
+
+    Raises
+    ------
+    GpucommError
+        No result records, or records that mix collectives or rank counts.
+    """
+    rows, _, _ = sweep_rows(records)
+    curves: dict[str, ModelCurve] = {}
+    if len(report.regions) == 1:
+        fit = report.regions[0].fit
+    else:
+        fit = None
+        for region in report.regions:
+            sizes = [r["msg_bytes"] for r in rows if region.min_bytes <= r["msg_bytes"] <= region.max_bytes]
+            grid = _log_grid(sizes[0], sizes[-1], 60) if sizes[-1] > sizes[0] else [sizes[0]]
+            name = (f"fit {format_size(region.min_bytes)}-{format_size(region.max_bytes)}: alpha = "
+                    f"{format_time(region.fit.alpha_s)}, B = {to_gb_per_s(region.fit.busbw_bytes_per_s):.3g} GB/s")
+            curves[name] = (grid, [region.fit.busbw_at(s) for s in grid])
+    if comparison:
+        curves[label or "catalog model"] = ([c["msg_bytes"] for c in comparison],
+                                            [c["model_busbw_bytes_per_s"] for c in comparison])
+    return measured_vs_model_figure(records, curves, fit=fit)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,57 @@
+"""Read a log file (or standard input) as text, refusing what cannot be a log: one reader for every log verb.
+
+``gpucomm parse`` (nccl-tests output, :mod:`gpucomm.measure.nccl_tests_log`) and ``gpucomm diagnose``
+(NCCL_DEBUG=INFO output, :mod:`gpucomm.measure.nccl_info_log`) read their input through
+:func:`read_log_text`, so a missing file, a directory, a binary or a huge file gives the same one-line
+error everywhere. Standard library only.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gpucomm import GpucommError
+
+__all__ = ["MAX_LOG_BYTES", "read_log_text"]
+
+MAX_LOG_BYTES = 64 * 2**20
+"""Larger inputs are refused: an nccl-tests or NCCL INFO log is kilobytes to megabytes; 64 MiB is a wrong file."""
+
+
+def read_log_text(path: str, expected: str = "the text output of an nccl-tests binary such as all_reduce_perf") -> str:
+    """The text of ``path`` (``-``: standard input), undecodable bytes replaced.
+
+    Parameters
+    ----------
+    path : str
+        A file name, or ``-`` for standard input.
+    expected : str
+        What the caller reads, ending the error messages (``gpucomm diagnose`` passes its own).
+
+    Returns
+    -------
+    str
+        The text, decoded as UTF-8 with undecodable bytes replaced by U+FFFD.
+
+    Raises
+    ------
+    GpucommError
+        One line: the file is missing, a directory, unreadable, larger than
+        :data:`MAX_LOG_BYTES`, or binary (NUL bytes).
+    """
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_LOG_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        where = "standard input"
+    else:
+        try:
+            with Path(path).open("rb") as f:
+                data = f.read(MAX_LOG_BYTES + 1)
+        except OSError as exc:
+            raise GpucommError(f"cannot read log {path!r}: {exc.strerror or type(exc).__name__}") from None
+        where = repr(path)
+    if len(data) > MAX_LOG_BYTES:
+        raise GpucommError(f"log {where} is larger than {MAX_LOG_BYTES // 2**20} MiB: expected {expected}")
+    if b"\x00" in data:
+        raise GpucommError(f"log {where} is binary (it contains NUL bytes): expected {expected}")
+    return data.decode("utf-8", errors="replace")
