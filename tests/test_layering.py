@@ -34,7 +34,7 @@ ALLOWED = {
 # Third-party libraries each layer may import (the model: none, only the standard library).
 THIRD_PARTY = {
     "model": set(),
-    "measure": {"torch", "numpy", "tqdm"},
+    "measure": {"torch", "numpy", "tqdm", "pynvml"},  # pynvml: package nvidia-ml-py, imported lazily (doctor)
     "viz": {"plotly", "ipywidgets", "pandas", "numpy"},
     "cli": {"rich"},
 }

@@ -53,7 +53,7 @@ from gpucomm.cli.common import OneLineErrorParser, print_error
 
 __all__ = ["VERBS", "build_parser", "main"]
 
-VERBS = ("cost", "tp", "validate", "parse", "diagnose", "fit", "copybw", "bench")
+VERBS = ("cost", "tp", "validate", "parse", "diagnose", "fit", "copybw", "bench", "doctor")
 """The verbs, each a module ``gpucomm.cli.<verb>``, in the order ``gpucomm --help`` lists them."""
 
 

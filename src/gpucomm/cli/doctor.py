@@ -1,0 +1,208 @@
+"""``gpucomm doctor``: is this node healthy? One command, a terminal summary, an offline HTML report and JSON.
+
+Runs :func:`gpucomm.measure.doctor.run_doctor`: inventory (GPUs, driver, CUDA, NCCL, torch),
+topology (``nvidia-smi topo -m``), PCIe links and NVLinks (NVML), NVLS and Fabric Manager, the P2P
+access matrix, IOMMU and ACS, GPUDirect RDMA, copy bandwidth, a short all_reduce sweep with NCCL's
+INFO log read back, and the sweep against the model's band for this machine. Each check ends
+``ok``, ``below`` expected, a known ``pathology`` with its fix, or ``skipped`` with the reason.
+Without GPUs it runs the CPU parts (host copies, a gloo sweep) and lists what it skipped.
+
+Writes ``report.json`` and ``report.html`` (one self-contained page, plotly.js inlined once, no
+network) into ``--out-dir``, with the measurements' results files and NCCL's debug logs. The
+folder's parent must exist and the folder must be writable; both are checked before any work.
+
+Exit status: 0 when every check is ok or skipped; 1 when one is below expected or a pathology;
+2 on bad input (the output folder) or without torch; 130 on Ctrl-C, after writing the report of
+the steps that finished. Importing this module imports neither torch nor plotly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from gpucomm import GpucommError
+from gpucomm.cli.common import print_error, print_json, print_table, require_torch
+from gpucomm.measure.doctor import DoctorReport, run_doctor
+
+__all__ = ["register", "run", "check_out_dir", "write_report", "summary_rows"]
+
+DESCRIPTION = """Check this node: GPUs, driver, CUDA/NCCL/torch versions, topology, PCIe and NVLink state (NVML),
+NVLS/Fabric Manager, P2P access, IOMMU and ACS, GPUDirect RDMA, copy bandwidth, a short all_reduce
+sweep with NCCL's INFO log read back, and the sweep against the model. Every check ends ok, below
+expected, a known pathology with its fix, or skipped (with why). Without GPUs the CPU parts run."""
+EPILOG = """examples:
+  gpucomm doctor                                   report into ./gpucomm-doctor/
+  gpucomm doctor --out-dir /tmp/node7 --quick      smaller copies and sweep
+  gpucomm doctor --no-sweep --json                 no sweep; the report as one JSON line on stdout
+
+exit status: 0 all ok (or skipped), 1 something below expected or a pathology, 2 bad input, 130 Ctrl-C"""
+
+DEFAULT_OUT_DIR = "gpucomm-doctor"
+
+
+def register(subparsers) -> None:
+    """Add the ``doctor`` parser to ``subparsers``; its ``func`` is :func:`run`."""
+    parser = subparsers.add_parser("doctor", help="check this node: topology, links, P2P, copies, a sweep vs the model "
+                                                  "(needs torch)",
+                                   description=DESCRIPTION, epilog=EPILOG,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out-dir", default=DEFAULT_OUT_DIR, metavar="DIR",
+                        help=f"folder for report.html, report.json and the raw results (default ./{DEFAULT_OUT_DIR}; "
+                             "created if missing, its parent must exist)")
+    parser.add_argument("--quick", action="store_true", help="smaller copies and a shorter sweep")
+    parser.add_argument("--no-sweep", action="store_true", help="skip the all_reduce sweep (and so NCCL's log)")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON line instead of the summary")
+    parser.set_defaults(func=run)
+
+
+def check_out_dir(path: str) -> Path:
+    """The output folder, created if missing, after checking that it can hold the report.
+
+    Parameters
+    ----------
+    path : str
+        ``--out-dir``.
+
+    Returns
+    -------
+    Path
+        The folder (absolute).
+
+    Raises
+    ------
+    GpucommError
+        The parent folder does not exist, the path is a file, or nothing can be written there.
+    """
+    out = Path(path).expanduser().absolute()
+    if out.exists() and not out.is_dir():
+        raise GpucommError(f"--out-dir {path} is a file: expected a folder (new or existing)")
+    if not out.exists() and not out.parent.is_dir():
+        raise GpucommError(f"--out-dir {path}: its parent folder {out.parent} does not exist: expected an existing "
+                           "parent folder")
+    try:
+        out.mkdir(exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".gpucomm-doctor-write-test"):
+            pass  # a real write: permission bits say nothing to root, nor about read-only mounts
+    except OSError as exc:
+        raise GpucommError(f"--out-dir {path} is not writable ({exc.strerror or type(exc).__name__}): expected a "
+                           "folder this user can write to") from None
+    return out
+
+
+def write_report(report: DoctorReport, out_dir: Path) -> dict:
+    """Write ``report.json`` and ``report.html`` into ``out_dir``; return the report's data.
+
+    The JSON is written first, so that a failure while drawing still leaves the data.
+    """
+    from gpucomm.viz.figures.doctor import doctor_report_html
+
+    data = report.as_dict()
+    (out_dir / "report.json").write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+    (out_dir / "report.html").write_text(doctor_report_html(json.loads(json.dumps(data, default=str))), encoding="utf-8")
+    return data
+
+
+_STATUS_STYLE = {"ok": "[green]ok[/]", "below": "[yellow]below[/]", "pathology": "[bold red]pathology[/]",
+                 "skipped": "[dim]skipped[/]"}
+
+
+def summary_rows(report: DoctorReport) -> list[tuple[str, str, str, str]]:
+    """(status, check, measured, expected) of every check that ran, in display order (rich markup in status)."""
+    from rich.markup import escape
+
+    return [(_STATUS_STYLE[c.status], escape(c.name), escape(c.measured), escape(c.expected))
+            for c in report.ordered() if c.status != "skipped"]
+
+
+def _print_summary(report: DoctorReport, out_dir: Path) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    width = max(80, shutil.get_terminal_size((120, 24)).columns)
+    counts = report.as_dict()["counts"]
+    where = "CUDA GPUs" if report.mode == "gpu" else "no CUDA GPU: CPU parts only"
+    title = (f"gpucomm doctor on {report.host} ({where}): {report.status} - " +
+             ", ".join(f"{counts[s]} {s}" for s in ("ok", "below", "pathology", "skipped")))
+    print_table(escape(title), ("status", "check", "measured", "expected"), summary_rows(report), width=width)
+    console = Console(width=width, highlight=False)
+    problems = [c for c in report.ordered() if c.status in ("below", "pathology")]
+    if problems:
+        console.print("[bold]what to fix[/]")
+        for c in problems:
+            console.print(f"  {_STATUS_STYLE[c.status]} {escape(c.name)}: {escape(c.fix)}"
+                          + (f" [dim](source: {escape(c.source)})[/]" if c.source else ""))
+    skipped = report.skipped()
+    if skipped:
+        console.print("[bold]not run here[/]")
+        for c in skipped:
+            console.print(f"  {escape(c.name)}: {escape(c.measured)}")
+    console.print(f"report: {escape(str(out_dir / 'report.html'))} and {escape(str(out_dir / 'report.json'))}")
+
+
+class _Progress:
+    """Progress on stderr: a rich progress bar at a terminal, else one line per step."""
+
+    def __init__(self) -> None:
+        self.bar = None
+        self.task = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(SpinnerColumn(), TextColumn("doctor: {task.description}"), BarColumn(),
+                                MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+
+    def __enter__(self) -> _Progress:
+        if self.bar is not None:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def __call__(self, step: int, total: int, title: str) -> None:
+        if self.bar is None:
+            print(f"gpucomm doctor: [{step}/{total}] {title}", file=sys.stderr, flush=True)
+            return
+        if self.task is None:
+            self.task = self.bar.add_task(title, total=total)
+        self.bar.update(self.task, completed=step - 1, description=title)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the output folder, run the doctor, write the report and print the summary (or ``--json``).
+
+    Returns
+    -------
+    int
+        0 all checks ok or skipped, 1 a check below expected or a pathology, 130 on Ctrl-C (the
+        finished checks are written).
+
+    Raises
+    ------
+    GpucommError
+        A missing parent folder, a file, or an unwritable path for ``--out-dir``; no torch.
+    """
+    out_dir = check_out_dir(args.out_dir)  # before any work
+    require_torch("gpucomm doctor")
+    report = DoctorReport()
+    try:
+        with _Progress() as progress:
+            run_doctor(report, out_dir=out_dir, quick=args.quick, sweep=not args.no_sweep, progress=progress)
+    except KeyboardInterrupt:
+        report.interrupted = True
+        write_report(report, out_dir)
+        return print_error("doctor", f"interrupted after {report.steps_done} of {report.steps_total} steps; the "
+                                     f"finished checks are in {out_dir / 'report.html'}", status=130)
+    data = write_report(report, out_dir)
+    if args.json:
+        print_json(data)
+    else:
+        _print_summary(report, out_dir)
+    return 0 if report.status == "ok" else 1
