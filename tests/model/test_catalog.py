@@ -54,12 +54,17 @@ def test_nvswitch_chip_figure_is_ports_times_both_directions():
         assert sw.chip_bidir_marketing_bytes_per_s == pytest.approx(2 * sw.ports_per_chip * sw.port_bw_bytes_per_s)
 
 
-def test_pcie_x16_bidir_is_twice_per_direction_and_switch_hops_match():
-    for gen in PCIE_GENS.values():
-        assert gen.x16_bidir_marketing_bytes_per_s == pytest.approx(2 * gen.x16_bytes_per_s)
+def test_pcie_x16_bidir_is_pcisigs_figure_and_switch_hops_match():
+    # PCI-SIG: 8b/10b generations after the line code, later ones at the raw bit rate ("32 GT/s raw bit rate and up
+    # to 128 GB/s via x16", PCIe 5.0)
+    marketed_gb = [gen.x16_bidir_marketing_bytes_per_s / 1e9 for gen in PCIE_GENS.values()]
+    assert marketed_gb == pytest.approx([8, 16, 32, 64, 128, 256, 512])
+    for key, link in LINKS.items():
+        if link.kind == "pcie":
+            assert link.bidir_marketing_bytes_per_s == pytest.approx(get_pcie_gen(key).x16_bidir_marketing_bytes_per_s)
     for hop in HOST_HOPS.values():
         gen = get_pcie_gen(hop.key.split("_")[0])
-        assert hop.bidir_marketing_bytes_per_s == pytest.approx(2 * gen.x16_bytes_per_s)
+        assert hop.bidir_marketing_bytes_per_s == pytest.approx(gen.x16_bidir_marketing_bytes_per_s)
         factor = 1 if hop.key.endswith("_switch") else 1 / INTEL_P2P_OVERHEAD
         assert hop.bw_bytes_per_s == pytest.approx(gen.x16_bytes_per_s * factor), hop.key
 
@@ -125,7 +130,7 @@ def test_pcie_spot_values():
     assert pcie_bw_bytes_per_s(1, 16) == 4e9
     assert pcie_bw_bytes_per_s(6, 16) == 128e9
     assert pcie_bw_bytes_per_s(7, 16) == 256e9
-    assert get_pcie_gen(6).flit_payload_fraction == pytest.approx(236 / 256)
+    assert get_pcie_gen(6).flit_tlp_fraction == pytest.approx(236 / 256)
     assert get_pcie_gen("gen5").x8_bytes_per_s == pytest.approx(get_pcie_gen(5).x16_bytes_per_s / 2)
     assert get_host_hop("pcie5_cpu_p2p").bw_bytes_per_s == pytest.approx(63.0e9 * 5 / 6, rel=1e-3)
 

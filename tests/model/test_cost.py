@@ -43,7 +43,10 @@ def test_format_size_uses_binary_units():
 def test_catalog_is_per_direction_with_sources():
     for link in LINKS.values():
         assert link.source.startswith("https://"), link.key
-        assert link.bidir_marketing_bytes_per_s == pytest.approx(2 * link.bw_bytes_per_s), link.key
+        if link.kind == "nvlink":  # NVIDIA adds both directions of the per-direction rate
+            assert link.bidir_marketing_bytes_per_s == pytest.approx(2 * link.bw_bytes_per_s), link.key
+    # PCI-SIG counts PCIe 3.0+ at the raw bit rate: 32, 64, 128 GB/s for x16, not 2 x 15.75, 31.5, 63
+    assert [get_link(f"pcie{g}").bidir_marketing_bytes_per_s / 1e9 for g in (3, 4, 5, 6)] == [32, 64, 128, 256]
     assert get_link("nvlink3").bw_bytes_per_s == 300e9      # NVIDIA's "600 GB/s" is both directions
     assert get_link("nvlink4").bw_bytes_per_s == 450e9
     assert get_link("pcie4").bw_bytes_per_s == pytest.approx(31.5e9, rel=1e-3)

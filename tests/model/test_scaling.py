@@ -92,7 +92,8 @@ def test_p100_b200_article_numbers_and_the_like_for_like_correction():
 
 def test_pcie5_per_direction_is_about_63_not_128():
     assert get_pcie_gen(5).x16_bytes_per_s / 1e9 == pytest.approx(63.015, abs=0.01)
-    assert get_pcie_gen(5).x16_bidir_marketing_bytes_per_s / 1e9 == pytest.approx(126.03, abs=0.01)
+    assert get_pcie_gen(5).x16_bidir_marketing_bytes_per_s / 1e9 == 128  # PCI-SIG: raw bit rate, both directions
+    assert 2 * get_pcie_gen(5).x16_bytes_per_s / 1e9 == pytest.approx(126.03, abs=0.01)  # both, after 128b/130b
     assert link_ratio("nvlink5", "pcie5") == pytest.approx(900 / 63.015, rel=1e-4)
 
 

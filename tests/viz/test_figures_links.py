@@ -54,5 +54,7 @@ def test_link_direction_figure_buttons():
     _small(fig)
     b = fig.layout.updatemenus[0].buttons
     per_dir, bidir, busbw = (btn.args[0]["y"][0] for btn in b)
-    assert bidir == pytest.approx([2 * v for v in per_dir])
+    assert bidir == pytest.approx([link.bidir_marketing_bytes_per_s / 1e9 for link in LINKS.values()])  # datasheets
+    assert bidir[:4] == pytest.approx([32, 64, 128, 256])  # PCI-SIG: PCIe 3.0-6.0 x16 at the raw bit rate, both directions
+    assert bidir[4:] == pytest.approx([2 * v for v in per_dir[4:]])  # NVIDIA: twice the per-direction NVLink rate
     assert busbw == pytest.approx([effective_bw_bytes_per_s(k) / 1e9 for k in LINKS])

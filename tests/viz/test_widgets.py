@@ -226,6 +226,8 @@ def test_generations_widget_traces_equal_the_catalog():
     nvlink = list(fig.data[1].y)
     box.controls["both_directions"].value = True
     assert list(fig.data[1].y) == pytest.approx([2 * v for v in nvlink])
+    # PCIe both ways as PCI-SIG prints it (x4 of 5.0: 32 GB/s, raw bit rate), not twice the per-direction rate
+    assert list(fig.data[0].y)[4] == pytest.approx(32) and list(fig.data[0].y)[4] > 2 * pcie_bw_bytes_per_s(5, 4) / 1e9
     assert "both directions" in box.status.value
 
 

@@ -4,7 +4,8 @@ Vendors quote bidirectional ("both directions added") figures: NVIDIA's "600 GB/
 NVLink" for A100 is 300 GB/s each way, and PCI-SIG's "64 GB/s PCIe 4.0 x16" is 31.5 GB/s
 each way after 128b/130b encoding. The catalog stores the per-direction value in
 ``bw_bytes_per_s`` (the only one any formula uses) and keeps the marketing figure in
-``bidir_marketing_bytes_per_s`` for reference.
+``bidir_marketing_bytes_per_s`` for reference (for PCIe, PCI-SIG's figure at the raw bit
+rate: 128 GB/s for PCIe 5.0 x16, 126 GB/s both ways after the line code).
 """
 
 from __future__ import annotations
@@ -53,12 +54,15 @@ class Link:
 def _pcie_x16(gen: str, gt_per_s: float, encoding: float, year: int, source: str, extra: str = "") -> Link:
     # usable rate per lane per direction = GT/s x encoding efficiency / 8 bits; x16 lanes
     per_dir = gt_per_s * 1e9 * encoding / 8 * 16
+    # PCI-SIG quotes PCIe 3.0 and later at the raw bit rate, both directions (PCIe 5.0: "32 GT/s raw bit rate
+    # and up to 128 GB/s via x16"; see gpucomm.model.hardware.pcie._PCISIG_RELEASES)
+    marketed = 2 * gt_per_s * 1e9 / 8 * 16
     return Link(
         key=f"pcie{gen.split('.')[0]}",
         name=f"PCIe {gen} x16",
         kind="pcie",
         bw_bytes_per_s=per_dir,
-        bidir_marketing_bytes_per_s=2 * per_dir,
+        bidir_marketing_bytes_per_s=marketed,
         year=year,
         source=source,
         notes=f"{gt_per_s:g} GT/s per lane x {encoding:.4g} line-code efficiency / 8 bits x 16 lanes, per direction. {extra}".strip(),
@@ -71,9 +75,10 @@ _LINK_LIST = (
     _pcie_x16("3.0", 8.0, 128 / 130, 2010, _KERNEL_PCI_H, "128b/130b encoding (Linux PCIE_SPEED2MBS_ENC); 15.75 GB/s."),
     _pcie_x16("4.0", 16.0, 128 / 130, 2017, _KERNEL_PCI_H, "128b/130b encoding (Linux PCIE_SPEED2MBS_ENC); 31.5 GB/s. Ada GeForce (RTX 4090) and A100 PCIe use it."),
     _pcie_x16("5.0", 32.0, 128 / 130, 2019, _KERNEL_PCI_H,
-              "128b/130b encoding; 63 GB/s. NVIDIA H100/H200 datasheets quote 'PCIe Gen5: 128GB/s', both directions added."),
+              "128b/130b encoding; 63 GB/s. NVIDIA H100/H200 datasheets quote 'PCIe Gen5: 128GB/s', PCI-SIG's figure: "
+              "both directions added, at the raw bit rate."),
     _pcie_x16("6.0", 64.0, 1.0, 2022, "https://lore.kernel.org/r/20240102172701.65501-1-ilpo.jarvinen@linux.intel.com",
-              "FLIT mode, no 128b/130b (PCIe r6.1 sec 1.2, Table 1-1, as fixed in Linux commit ac4f1897); 128 GB/s raw, ~118 GB/s TLP payload (236 of 256 flit bytes)."),
+              "FLIT mode, no 128b/130b (PCIe r6.1 sec 1.2, Table 1-1, as fixed in Linux commit ac4f1897); 128 GB/s raw, ~118 GB/s of TLP bytes, headers included (236 of 256 flit bytes)."),
     Link("nvlink1", "NVLink 1.0 (P100 SXM2, 4 links)", "nvlink", 80 * GB, 160 * GB, 2016,
          "https://images.nvidia.com/content/pdf/tesla/whitepaper/pascal-architecture-whitepaper.pdf",
          "4 links x 20 GB/s per direction (8 lanes x 20 Gb/s)."),

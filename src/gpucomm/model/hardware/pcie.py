@@ -3,7 +3,8 @@
 Usable rate per lane and direction = transfer rate x line-code efficiency / 8 bits. That is
 *before* packet (TLP/DLLP) overhead, which costs a further ~10-15 % in practice (see
 :data:`gpucomm.model.hardware.calibration.PCIE_P2P_EFFICIENCY`). PCI-SIG and NVIDIA quote x16 links
-with both directions added ("PCIe 5.0 x16 = 128 GB/s"); here that figure only lives in
+with both directions added and, from PCIe 3.0 on, at the raw bit rate before the 128b/130b line
+code ("PCIe 5.0 x16 = 128 GB/s", 63.0 GB/s each way after it); here that figure only lives in
 ``x16_bidir_marketing_bytes_per_s``.
 
 The x16 values agree with the ``pcie3``...``pcie6`` entries of :mod:`gpucomm.model.hardware.links`
@@ -57,9 +58,10 @@ class PCIeGen:
     lane_bw_bytes_per_s : float
         Usable bandwidth per lane, per direction, in bytes/s (after the line code, before
         packet overhead).
-    flit_payload_fraction : float or None
-        For flit-mode generations, the share of flit bytes that is TLP payload
-        (236 of 256 for PCIe 6.0); None where not applicable or not sourced.
+    flit_tlp_fraction : float or None
+        For flit-mode generations, the share of flit bytes that carries TLPs, headers included
+        (236 of 256 for PCIe 6.0; the rest is data-link payload, CRC and FEC): an upper bound on the
+        payload share, which TLP headers reduce further. None where not applicable or not sourced.
     year : int
         Year the specification was released.
     source : str
@@ -75,7 +77,7 @@ class PCIeGen:
     encoding_efficiency: float
     signalling: str
     lane_bw_bytes_per_s: float
-    flit_payload_fraction: float | None
+    flit_tlp_fraction: float | None
     year: int
     source: str
     notes: str
@@ -123,20 +125,43 @@ class PCIeGen:
 
     @property
     def x16_bidir_marketing_bytes_per_s(self) -> float:
-        """x16 with both directions added, as PCI-SIG markets it, bytes/s. Never use in a formula."""
-        return 2 * self.x16_bytes_per_s
+        """x16 with both directions added, as PCI-SIG markets it, bytes/s: 8, 16, 32, 64, 128, 256, 512 GB/s.
+
+        PCI-SIG counts the 8b/10b generations after the line code (x16 = 4 GB/s per direction for
+        PCIe 1.0, "numbers double for duplex", :data:`_INTEL_FPGA`) and the later ones at the raw bit
+        rate: "32 GT/s raw bit rate and up to 128 GB/s via x16" (PCIe 5.0), "128.0 GT/s raw bit rate
+        and up to 512 GB/s bi-directionally via x16" (PCIe 7.0) (:data:`_PCISIG_RELEASES`). For
+        128b/130b generations it is therefore 130/128 of twice :attr:`x16_bytes_per_s`. Never use in
+        a formula.
+
+        Examples
+        --------
+        >>> [round(get_pcie_gen(g).x16_bidir_marketing_bytes_per_s / 1e9, 1) for g in (1, 3, 5, 6)]
+        [8.0, 32.0, 128.0, 256.0]
+        >>> round(2 * get_pcie_gen(5).x16_bytes_per_s / 1e9, 1)  # both directions after the line code
+        126.0
+        """
+        marketed_efficiency = self.encoding_efficiency if self.encoding == "8b/10b" else 1.0
+        return 2 * 16 * self.lane_transfers_per_s * marketed_efficiency / 8  # bits -> bytes, 16 lanes, 2 directions
 
 
 def _gen(gen: int, gt_per_s: float, encoding: str, efficiency: float, signalling: str, year: int,
-         source: str, notes: str, flit_payload_fraction: float | None = None) -> PCIeGen:
+         source: str, notes: str, flit_tlp_fraction: float | None = None) -> PCIeGen:
     transfers = gt_per_s * 1e9
     return PCIeGen(gen=gen, name=f"PCIe {gen}.0", lane_transfers_per_s=transfers, encoding=encoding,
                    encoding_efficiency=efficiency, signalling=signalling,
                    lane_bw_bytes_per_s=transfers * efficiency / 8,  # bits -> bytes, per direction
-                   flit_payload_fraction=flit_payload_fraction, year=year, source=source, notes=notes)
+                   flit_tlp_fraction=flit_tlp_fraction, year=year, source=source, notes=notes)
 
 
 _YEAR_NOTE = "Spec year [U] https://pcisig.com/specifications (not re-read)."
+_PCISIG_RELEASES = (
+    "PCI-SIG's own figures for x16, both directions added, at the raw bit rate: PCIe 5.0 'Delivers 32 GT/s raw bit "
+    "rate and up to 128 GB/s via x16 configuration' (PCI-SIG release of May 2019 [C], copy "
+    "https://firmwaresecurity.com/2019/05/31/pcie-5-0-spec-released/); PCIe 7.0 '128.0 GT/s raw bit rate and up to "
+    "512 GB/s bi-directionally via x16' [C] https://en.memorys.com/news/view?id=14461 ; primary "
+    "https://pcisig.com/specifications [U].")
+"""Where PCI-SIG's x16 figures (:attr:`PCIeGen.x16_bidir_marketing_bytes_per_s`) come from."""
 _INTEL_FPGA = "https://intel.com/content/www/us/en/docs/programmable/683111/23-4/avalon-st-interface-with-optional-sr.html"
 
 PCIE_GENS: dict[int, PCIeGen] = {g.gen: g for g in (
@@ -149,23 +174,25 @@ PCIE_GENS: dict[int, PCIeGen] = {g.gen: g for g in (
          f"Line code [V] Linux PCIE_SPEED2MBS_ENC. x16 = 15.75 GB/s per direction (Intel: '126 Gbps') [V] {_INTEL_FPGA}. "
          f"{_YEAR_NOTE}"),
     _gen(4, 16.0, "128b/130b", 128 / 130, "NRZ", 2017, _KERNEL_PCI_H,
-         f"Line code [V] Linux PCIE_SPEED2MBS_ENC. x16 = 31.5 GB/s per direction, marketed as 64 GB/s. {_YEAR_NOTE}"),
+         f"Line code [V] Linux PCIE_SPEED2MBS_ENC. x16 = 31.5 GB/s per direction, marketed as 64 GB/s "
+         f"(both directions, raw bit rate). {_YEAR_NOTE}"),
     _gen(5, 32.0, "128b/130b", 128 / 130, "NRZ", 2019, _KERNEL_PCI_H,
          "Line code [V] Linux PCIE_SPEED2MBS_ENC. x16 = 63.0 GB/s per direction; NVIDIA H100/H200 datasheets say "
-         "'PCIe Gen5: 128GB/s' (both directions) [C] https://glennklockwood.com/garden/processors/h100 . Measured "
+         "'PCIe Gen5: 128GB/s' (both directions, raw bit rate, as PCI-SIG counts it; 126 GB/s after the line code) [C] "
+         "https://glennklockwood.com/garden/processors/h100 . Measured "
          "host-to-device on 8x H200: 55.4 GB/s = 88 % (packet overhead) [C] "
          f"https://github.com/stas00/ml-engineering/blob/master/network/README.md . {_YEAR_NOTE}"),
     _gen(6, 64.0, "flit (1b/1b)", 1.0, "PAM4", 2022, _KERNEL_FLIT_FIX,
          "Flit mode, no 128b/130b: Linux commit ac4f1897 fixed 64 GT/s to 1/1 citing 'PCIe r6.1 sec 1.2, Table 1-1' [V] "
-         "(the kernel had 128/130 until 2024). x16 = 128 GB/s raw per direction, ~118 GB/s TLP payload: a 256-byte flit "
-         "carries 236 B TLP + 6 B DLP + 8 B CRC + 6 B FEC [C] https://glennklockwood.com/garden/PCIe-Gen6 . PCI-SIG's "
+         "(the kernel had 128/130 until 2024). x16 = 128 GB/s raw per direction, ~118 GB/s of TLP bytes (headers "
+         "included, so less payload): a 256-byte flit carries 236 B TLP + 6 B DLP + 8 B CRC + 6 B FEC [C] https://glennklockwood.com/garden/PCIe-Gen6 . PCI-SIG's "
          "256 GB/s adds both directions. Finalised January 2022 [C] https://hi-tech.ua/en/pci-express-7-0-specs-already-published/",
-         flit_payload_fraction=236 / 256),
+         flit_tlp_fraction=236 / 256),
     _gen(7, 128.0, "flit (1b/1b)", 1.0, "PAM4", 2025, _KERNEL_PCI_H,
          "Line code [V] Linux PCIE_SPEED2MBS_ENC (128 GT/s x 1/1). PCI-SIG: '128.0 GT/s raw bit rate and up to 512 GB/s "
          "bi-directionally via x16' [C] primary https://pcisig.com/specifications , copies https://en.memorys.com/news/view?id=14461 "
          "and https://www.tweaktown.com/news/104110/ ; final spec June 2025 [C] "
-         "https://hi-tech.ua/en/pci-express-7-0-specs-already-published/ . Flit payload share not in the fact sheet: left None."),
+         "https://hi-tech.ua/en/pci-express-7-0-specs-already-published/ . Flit TLP share not in the fact sheet: left None."),
 )}
 """PCIe generations by major version (1 to 7)."""
 
@@ -261,7 +288,8 @@ def _switch_hop(gen: PCIeGen) -> Link:
     x16 = gen.x16_bytes_per_s
     return Link(
         key=f"pcie{gen.gen}_switch", name=f"{gen.name} switch uplink (x16)", kind="pcie",
-        bw_bytes_per_s=x16, bidir_marketing_bytes_per_s=2 * x16, year=gen.year, source=gen.source,
+        bw_bytes_per_s=x16, bidir_marketing_bytes_per_s=gen.x16_bidir_marketing_bytes_per_s, year=gen.year,
+        source=gen.source,
         notes=(f"GPU-to-GPU P2P behind a PCIe switch (nvidia-smi PIX/PXB) stays below the CPU: NCCL sends direct "
                f"peer-to-peer PCI messages and uses P2P up to PXB by default [V] {_NCCL_GPU_TROUBLESHOOTING} . "
                f"Rate = the x16 rate of {gen.name}, assuming an x16 uplink; for a narrower one use "
@@ -272,12 +300,14 @@ def _root_complex_hop(gen: PCIeGen) -> Link:
     x16 = gen.x16_bytes_per_s
     return Link(
         key=f"pcie{gen.gen}_cpu_p2p", name=f"{gen.name} x16 P2P through an Intel CPU root complex", kind="pcie",
-        bw_bytes_per_s=x16 / INTEL_P2P_OVERHEAD, bidir_marketing_bytes_per_s=2 * x16, year=gen.year,
+        bw_bytes_per_s=x16 / INTEL_P2P_OVERHEAD, bidir_marketing_bytes_per_s=gen.x16_bidir_marketing_bytes_per_s,
+        year=gen.year,
         source=_NCCL_TOPO_H,
         notes=(f"NCCL models P2P across an Intel x86 root complex (path PHB) as costing bw*6/5 of the PCIe link "
                f"(INTEL_P2P_OVERHEAD, 'Intel CPU convert GPU P2P traffic into 64B PCI TLPs') [V], so the usable rate "
-               f"is the x16 rate / 1.2. The bidir field is the physical x16 link's both-directions figure, so here "
-               f"bw_bytes_per_s is 5/6 of half of it. NCCL applies no such factor for other CPU vendors. With "
+               f"is the x16 rate / 1.2. The bidir field is PCI-SIG's figure for the physical x16 link "
+               f"(both directions, raw bit rate), so here bw_bytes_per_s is 5/6 of the per-direction rate after the "
+               f"line code. NCCL applies no such factor for other CPU vendors. With "
                f"ACS/IOMMU on, P2P is redirected to the root complex even behind a switch [V] "
                f"{_NCCL_GPU_TROUBLESHOOTING} ."))
 

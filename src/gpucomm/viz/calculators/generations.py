@@ -102,7 +102,8 @@ def generation_series(inputs: GenerationsInputs) -> dict[str, dict[str, list]]:
     Returns
     -------
     dict
-        ``pcie``, ``nvlink``, ``ethernet`` (GB/s, per direction or both added), ``flops`` (TFLOP/s, dense),
+        ``pcie``, ``nvlink``, ``ethernet`` (GB/s, per direction or both added; PCIe both added as PCI-SIG
+        quotes it, at the raw bit rate from PCIe 3.0 on), ``flops`` (TFLOP/s, dense),
         ``intensity`` (FLOP per NVLink byte per direction); each ``{"x": years, "y": values, "text": labels}``.
     """
     from gpucomm.model.hardware import LINKS, NETWORKS, PCIE_GENS, pcie_bw_bytes_per_s
@@ -115,7 +116,10 @@ def generation_series(inputs: GenerationsInputs) -> dict[str, dict[str, list]]:
     gpus = _flagship_gpus()
     field = _FLOPS_FIELDS[inputs.flops_dtype]
     return {
-        "pcie": {"x": [g.year for g in gens], "y": [k * pcie_bw_bytes_per_s(g.gen, inputs.pcie_lanes) / 1e9 for g in gens],
+        # both directions of PCIe as PCI-SIG prints them: from 3.0 on at the raw bit rate, before the line code
+        "pcie": {"x": [g.year for g in gens],
+                 "y": [(g.x16_bidir_marketing_bytes_per_s * inputs.pcie_lanes / 16 if inputs.both_directions
+                        else pcie_bw_bytes_per_s(g.gen, inputs.pcie_lanes)) / 1e9 for g in gens],
                  "text": [f"{g.name} x{inputs.pcie_lanes}" for g in gens]},
         "nvlink": {"x": [link.year for link in nvlinks], "y": [k * link.bw_bytes_per_s / 1e9 for link in nvlinks],
                    "text": [link.name for link in nvlinks]},

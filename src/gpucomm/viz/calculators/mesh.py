@@ -75,7 +75,7 @@ def mesh_curves(inputs: MeshInputs) -> dict[str, list]:
                             "switch_pair_gbs": [pair_bw_bytes_per_s(switch) / 1e9] * len(gpus),
                             "mesh_gpu_gbs": [per_gpu_bw_bytes_per_s(mesh, n) / 1e9 for n in gpus],
                             "switch_gpu_gbs": [per_gpu_bw_bytes_per_s(switch, n) / 1e9 for n in gpus]}
-    bidir = mesh.link.bidir_marketing_bytes_per_s / mesh.link.bw_bytes_per_s  # 2 for every catalog link
+    bidir = mesh.link.bidir_marketing_bytes_per_s / mesh.link.bw_bytes_per_s  # 2 for every NVLink of the catalog
     out["mesh_pair_bidir_gbs"] = [v * bidir for v in out["mesh_pair_gbs"]]
     out["switch_pair_bidir_gbs"] = [v * bidir for v in out["switch_pair_gbs"]]
     common = dict(link=inputs.link, algorithm=inputs.algorithm)
