@@ -8,6 +8,8 @@
 #   make test-fast  lint, then the model, catalog, parser and CLI tests and the model's doctests:
 #                no process group, no book, no browser (well under a minute); run it often
 #   make lint    ruff (lint + import order, configured in pyproject.toml)
+#   make gpu-check  on a node with a CUDA GPU: every CUDA-path test, the labs with NCCL, gpucomm copybw and
+#                gpucomm doctor (report in GPU_CHECK_OUT); without a GPU it says so in one line and fails
 #   make env     only the virtualenv;  make assets  only assets/vendor/;  make clean  _build/
 #
 # Needs python3.11 (PYTHON=...), npm (once, to fetch MathJax, require.js and the ipywidgets
@@ -38,7 +40,7 @@ BOOK_SOURCES := _config.yml _toc.yml scripts/fetch_assets.sh \
 # The venv's bin first: notebooks executed by the build and by nbval use its python.
 RUN := PATH="$(abspath $(BIN)):$$PATH"
 
-.PHONY: book test test-fast lint env assets clean
+.PHONY: book test test-fast lint env assets clean gpu-check
 
 env: $(ENV_STAMP)
 
@@ -97,6 +99,25 @@ test: lint $(BOOK_STAMP)
 	GPUCOMM_BOOK_BUILT=1 $(RUN) $(PY) -m pytest tests notebooks labs src/gpucomm \
 	  --doctest-modules $$ignore \
 	  --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# The CUDA paths, on a GPU node (under 8 minutes on one GPU): the tests marked gpu, the test files whose CUDA tests
+# skip without a GPU (-rs lists any that still skipped), the labs that measure (run with NCCL; nbval-lax: outputs
+# recorded on a CPU are not compared), copy bandwidth, and the doctor. The doctor's exit status 1 (it ran and found
+# something below expected or a pathology: see its summary and GPU_CHECK_OUT/report.html) does not fail the target.
+GPU_CHECK_OUT ?= /tmp/gpucomm-gpu-check
+GPU_TESTS := tests/measure/test_doctor.py tests/cli/test_doctor_verb.py tests/measure/test_copy_bandwidth.py \
+  tests/measure/test_runner.py tests/measure/test_collectives_bench.py tests/measure/test_tp_layer.py
+GPU_LABS := labs/allreduce_sweep.ipynb labs/collectives.ipynb labs/copy_bandwidth.ipynb labs/tp_layer.ipynb \
+  labs/topology.ipynb
+
+gpu-check:
+	@$(PY) -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null || \
+	  { echo "make gpu-check: no CUDA GPU here (torch.cuda.is_available() is False in $(PY), or no torch: make env)"; exit 1; }
+	mkdir -p $(GPU_CHECK_OUT)
+	$(RUN) $(PY) -m pytest -q -rs -m gpu tests
+	$(RUN) $(PY) -m pytest -q -rs -m "not gpu" $(GPU_TESTS) --nbval-lax $(GPU_LABS)
+	$(RUN) $(BIN)/gpucomm copybw -e 256MiB --out $(GPU_CHECK_OUT)/copybw.jsonl
+	$(RUN) $(BIN)/gpucomm doctor --out-dir $(GPU_CHECK_OUT) || test $$? -eq 1
 
 clean:
 	rm -rf _build

@@ -78,8 +78,8 @@ def p2p_matrix_figure(matrix: list[list[bool]], gpus: list[str] | None = None) -
                                            [0.4, "#eeeeee"], [0.6, "#eeeeee"], [0.6, STATUS_COLORS["ok"]],
                                            [1, STATUS_COLORS["ok"]]], xgap=2, ygap=2))
     fig.update_layout(title=dict(text="P2P access: row GPU can read/write column GPU", x=0, xanchor="left"),
-                      template="plotly_white", height=max(300, 90 + 50 * n), margin=dict(t=60, l=60, r=20, b=40),
-                      xaxis=dict(side="top", title_text="peer"), yaxis=dict(autorange="reversed", title_text="GPU"))
+                      template="plotly_white", height=max(300, 110 + 50 * n), margin=dict(t=80, l=60, r=20, b=30),
+                      xaxis=dict(side="top"), yaxis=dict(autorange="reversed"))
     return fig
 
 
@@ -166,11 +166,13 @@ h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.4em 0 .5em;border-b
 font-size:.85em;font-weight:600;white-space:nowrap}
 table.checks{border-collapse:collapse;width:100%;background:#fff;font-size:.92em}
 table.checks th,table.checks td{border-bottom:1px solid #e4e4e4;padding:6px 8px;text-align:left;vertical-align:top}
-table.checks th{background:#f0f0f0}td.fix{color:#333}td.fix a{word-break:break-all}
+table.checks th{background:#f0f0f0}td.fix{color:#333}table.checks{table-layout:fixed}table.checks td{overflow-wrap:anywhere}
+th.c-status{width:110px}th.c-check{width:17%}th.c-measured{width:28%}th.c-expected{width:20%}
 .counts span{margin-right:10px}.figure{background:#fff;margin:10px 0;border:1px solid #e4e4e4}
 pre{background:#fff;border:1px solid #e4e4e4;padding:8px;overflow-x:auto;font-size:.8em}
 ul.skipped li{margin:.2em 0}.interrupted{background:#fff3cd;border:1px solid #e0c060;padding:8px}
-@media (max-width:700px){table.checks thead{display:none}table.checks tr{display:block;border-bottom:2px solid #ddd;
+@media (max-width:700px){table.checks,table.checks tbody{display:block}
+table.checks thead{display:none}table.checks tr{display:block;border-bottom:2px solid #ddd;
 padding:6px 0}table.checks td{display:block;border:none;padding:2px 8px}table.checks td::before{content:attr(data-label);
 font-weight:600;color:#666;display:block;font-size:.8em}table.checks td[data-label=status]::before,
 table.checks td[data-label=check]::before{content:none}table.checks td:empty{display:none}main{padding:8px}}
@@ -248,8 +250,9 @@ def doctor_report_html(report: dict) -> str:
     if report.get("interrupted"):
         parts.append(f'<p class="interrupted">Interrupted after {report.get("steps_done", 0)} of '
                      f'{report.get("steps_total", "?")} steps: the checks below are those that finished.</p>')
-    parts += ["<h2>Checks that ran</h2>", '<table class="checks"><thead><tr><th>status</th><th>check</th><th>measured</th>'
-              "<th>expected</th><th>fix</th></tr></thead><tbody>",
+    parts += ["<h2>Checks that ran</h2>", '<table class="checks"><thead><tr><th class="c-status">status</th>'
+              '<th class="c-check">check</th><th class="c-measured">measured</th><th class="c-expected">expected</th>'
+              "<th>fix</th></tr></thead><tbody>",
               *(_check_row(c) for c in checks if c["status"] != "skipped"), "</tbody></table>"]
     skipped = [c for c in checks if c["status"] == "skipped"]
     if skipped:
