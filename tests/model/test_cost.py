@@ -220,7 +220,7 @@ def test_inter_socket_link_bounds_a_pcie_ring_and_only_when_slower():
     base = collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", p2p=False)
     qpi = collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", p2p=False, inter_socket="qpi_broadwell")
     zen2 = collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", p2p=False, inter_socket="xgmi_zen2")
-    # NCCL topo.h: BDW_QPI_BW 6 GB/s is below the staged PCIe 4.0 rate (~10 GB/s); AMD_ZEN12_BW 16 is above it
+    # NCCL topo.h: BDW_QPI_BW 6 GB/s is below the staged PCIe 4.0 rate (~10 GB/s); AMD_BW 16 is above it
     assert qpi.transfer_s * 6e9 == pytest.approx(2**30 * 1.5, rel=1e-9)
     assert zen2.time_s == base.time_s
     p2p = collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5", inter_socket="upi_skylake")
@@ -244,7 +244,7 @@ def test_inter_socket_link_is_refused_where_traffic_does_not_cross_it():
 
 
 def test_measured_socket_link_is_used_where_published():
-    # dual EPYC Turin: NCCL plans with 32 GB/s, GPUs measure ~47.5 GB/s each way; the PCIe 5.0 P2P ring (~41 GB/s) is
+    # dual EPYC Turin: NCCL v2.30.7 plans with 16 GB/s, GPUs measure ~47.5 GB/s each way; the PCIe 5.0 P2P ring (~41 GB/s) is
     # then the slower hop, so the socket link does not limit it
     across = collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5", inter_socket="xgmi_zen5")
     assert across.time_s == collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5").time_s

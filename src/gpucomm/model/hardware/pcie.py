@@ -32,7 +32,9 @@ LANE_COUNTS = (1, 2, 4, 8, 16)
 _KERNEL_PCI_H = "https://github.com/torvalds/linux/blob/master/drivers/pci/pci.h"
 _KERNEL_FLIT_FIX = "https://lore.kernel.org/r/20240102172701.65501-1-ilpo.jarvinen@linux.intel.com"
 _NCCL_TOPO_H = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/topo.h"
-_NCCL_COMMIT = "https://github.com/NVIDIA/nccl/blob/069a3d4f95ca488dc63ba7ae659a2db77942a62e"
+_NCCL_TOPO_CC = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/topo.cc"
+# NCCL's per-generation AMD figures: on the dev branch only, in no release up to v2.30.7-1
+_NCCL_DEV_AMD = "https://github.com/NVIDIA/nccl/commit/2f1c174c4bdf12383b4e1ad01bd62d429d1301dc"
 _NCCL_GPU_TROUBLESHOOTING = (
     "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/docs/userguide/source/troubleshooting/gpu_troubleshooting.rst")
 
@@ -394,16 +396,20 @@ class InterSocketLink:
 
 def _socket_link(key: str, name: str, macro: str, gb_per_s: float, cpus: str = "",
                  measured_gb_per_s: float | None = None, measured_source: str = "", measured: str = "") -> InterSocketLink:
-    nccl = (f"NCCL: #define {macro} {gb_per_s} (GB/s) in {_NCCL_COMMIT}/src/graph/topo.h [V], chosen by CPU vendor and "
-            f"model in ncclTopoGetInterCpuBw ({_NCCL_COMMIT}/src/graph/topo.cc) [V]; NCCL joins every pair of CPU (NUMA) "
-            f"nodes with a LINK_SYS of this bandwidth. {cpus}")
+    nccl = (f"NCCL v2.30.7-1: #define {macro} {gb_per_s} (GB/s) in {_NCCL_TOPO_H} [V], chosen by CPU vendor and "
+            f"model in ncclTopoGetInterCpuBw ({_NCCL_TOPO_CC}) [V]; NCCL joins every pair of CPU (NUMA) nodes with a "
+            f"LINK_SYS of this bandwidth. {cpus}")
     return InterSocketLink(
         key=key, name=name, nccl_bw_bytes_per_s=gb_per_s * 1e9,
         measured_bw_bytes_per_s=None if measured_gb_per_s is None else measured_gb_per_s * 1e9,
-        source=measured_source or f"{_NCCL_COMMIT}/src/graph/topo.h",
+        source=measured_source or _NCCL_TOPO_H,
         notes=(f"Measured: {measured} " if measured else "No public GPU-to-GPU measurement across the sockets: "
                "the model uses NCCL's planning figure. ") + nccl)
 
+
+_AMD_NOTE = ("Every released NCCL, up to v2.30.7-1, gives all AMD CPUs the same AMD_BW; per-generation values "
+             f"(AMD_ZEN12_BW 16, AMD_ZEN34_BW 24, AMD_ZEN5_BW 32 GB/s) exist only on NCCL's dev branch ({_NCCL_DEV_AMD}, "
+             "2026-03-31) [V].")
 
 INTER_SOCKET_LINKS: dict[str, InterSocketLink] = {link.key: link for link in (
     _socket_link("qpi_broadwell", "Intel QPI (Broadwell and older Xeon)", "BDW_QPI_BW", 6.0,
@@ -413,13 +419,13 @@ INTER_SOCKET_LINKS: dict[str, InterSocketLink] = {link.key: link for link in (
                  "https://github.com/NVIDIA/nccl-tests/issues/307 ."),
     _socket_link("upi_sapphire_rapids", "Intel UPI 2.0 (Sapphire Rapids Xeon)", "SRP_QPI_BW", 22.0),
     _socket_link("upi_emerald_rapids", "Intel UPI 2.0 (Emerald Rapids Xeon)", "ERP_QPI_BW", 40.0),
-    _socket_link("xgmi_zen2", "AMD Infinity Fabric / xGMI (EPYC Naples, Rome: Zen 1-2)", "AMD_ZEN12_BW", 16.0,
-                 "DGX A100 has two EPYC 7742 (Rome) sockets."),
-    _socket_link("xgmi_zen4", "AMD Infinity Fabric / xGMI (EPYC Milan, Genoa: Zen 3-4)", "AMD_ZEN34_BW", 24.0,
+    _socket_link("xgmi_zen2", "AMD Infinity Fabric / xGMI (EPYC Naples, Rome: Zen 1-2)", "AMD_BW", 16.0,
+                 "DGX A100 has two EPYC 7742 (Rome) sockets. " + _AMD_NOTE),
+    _socket_link("xgmi_zen4", "AMD Infinity Fabric / xGMI (EPYC Milan, Genoa: Zen 3-4)", "AMD_BW", 16.0, _AMD_NOTE,
                  measured_gb_per_s=32.0, measured_source=_RTX6KPRO,
                  measured="dual EPYC 9374F (Genoa), RTX PRO 6000: cross-NUMA P2P ~64 GB/s bidirectional, so 32 GB/s "
                           "each way (~39 GB/s one way alone) [C]."),
-    _socket_link("xgmi_zen5", "AMD Infinity Fabric / xGMI (EPYC Turin: Zen 5)", "AMD_ZEN5_BW", 32.0,
+    _socket_link("xgmi_zen5", "AMD Infinity Fabric / xGMI (EPYC Turin: Zen 5)", "AMD_BW", 16.0, _AMD_NOTE,
                  measured_gb_per_s=47.5, measured_source=_RTX6KPRO,
                  measured="dual EPYC Turin hosts with RTX PRO 6000: cross-NUMA P2P ~95-99 GB/s bidirectional (ASUS "
                           "ESC8000A-E13P ~95, another dual Turin ~99), so at least 47.5 GB/s each way [C]; on a dual "
@@ -454,6 +460,6 @@ def get_inter_socket_link(key: str | InterSocketLink) -> InterSocketLink:
     10.0
     >>> link = get_inter_socket_link("xgmi_zen5")
     >>> link.nccl_bw_bytes_per_s / 1e9, link.bw_bytes_per_s / 1e9
-    (32.0, 47.5)
+    (16.0, 47.5)
     """
     return lookup(INTER_SOCKET_LINKS, key, what="inter-socket link", entry_type=InterSocketLink)
