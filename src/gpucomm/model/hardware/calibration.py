@@ -75,7 +75,8 @@ LL_STEP_LATENCY_S = Parameter(
 LL_BW_FRACTION = Parameter(
     "ll_bw_fraction", 0.5, "fraction of the Simple-protocol bandwidth",
     "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
-    "NCCL's LL protocol writes each 8 bytes of data with 8 bytes of flags (src/include/device.h, ncclLLFifoLine), "
+    "NCCL's LL protocol stores 4 bytes of data and a 4-byte flag in each 8-byte word (data1, flag1, data2, flag2 of "
+    "union ncclLLFifoLine, src/include/device.h), "
     "so its tuner caps ring LL bandwidth at 0.5 x busBw (tuning.cc line 327).")
 
 SIMPLE_LATENCY_S = Parameter(
