@@ -160,7 +160,6 @@ def visit(browser, base_url: str, rel: str) -> Visit:
     cdp.on("Network.responseReceived", on_response)
     cdp.on("Page.loadEventFired", lambda e: v.load_events_s.append(e["timestamp"]))
     cdp.send("Network.enable")
-    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
     cdp.send("Page.enable")
     page.goto(base_url + rel, wait_until="load", timeout=120_000)
     if rel == "index.html":  # the root is a meta-refresh stub: follow it to the first page
