@@ -192,7 +192,8 @@ def test_pcie_link_ok_and_each_pathology():
     assert narrow.status == "pathology" and "GPU1 runs at x8 of x16" in narrow.measured and "x16" in narrow.fix
 
     slot = d.check_pcie_links(gpus_of(h100(pcie=dict(PCIE5_OK, curr_gen=3, max_gen=3))))
-    assert slot.status == "pathology" and "GPU0's slot allows Gen3, the GPU Gen5" in slot.measured
+    assert slot.status == "below" and "GPU0's slot allows Gen3, the GPU Gen5" in slot.measured
+    assert "the GPU's own: Gen5" in slot.expected and "BIOS" in slot.fix
 
     idle = d.check_pcie_links(gpus_of(h100(pcie=dict(PCIE5_OK, curr_gen=1, pstate=8))))
     assert idle.status == "ok" and "idle" in idle.measured and "not judged" in idle.measured

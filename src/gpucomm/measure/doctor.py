@@ -426,6 +426,7 @@ class SystemProbe:
     def torch_info(self) -> dict:
         """torch's version, its CUDA build, NCCL's version and the CUDA GPUs torch sees (names)."""
         import torch
+        import torch.distributed
 
         cuda = torch.cuda.is_available()
         info = {"torch_version": torch.__version__, "torch_cuda": torch.version.cuda, "nccl_version": None,
@@ -610,12 +611,12 @@ def check_topology(matrix: TopoMatrix | None, text: str | None = None, *, reason
 def check_pcie_links(gpus: Sequence[dict], under_load: dict | None = None, *, reason: str = "") -> Check:
     """PCIe generation and width of each GPU: current against maximum (NVML).
 
-    Three pathologies: a link narrower than it can be (``x8`` of ``x16``: a riser, a slot wired
-    x8, a bad seat); a slot or platform that caps the generation below the GPU's own
-    (``max_gen < gpu_max_gen``: a BIOS setting, a riser, an older slot); a link that trains below
-    its maximum generation *under load* (idle GPUs drop to Gen1 to save power, so only the
-    generation sampled while copies ran, ``under_load``, is judged; without it an idle reading
-    below the maximum is reported, not judged).
+    Two pathologies: a link narrower than it can be (``x8`` of ``x16``: a riser, a slot wired
+    x8, a bad seat); a link that trains below its maximum generation *under load* (idle GPUs drop
+    to Gen1 to save power, so only the generation sampled while copies ran, ``under_load``, is
+    judged; without it an idle reading below the maximum is reported, not judged). ``below`` where
+    the slot caps the generation under the GPU's own (``max_gen < gpu_max_gen``: a BIOS setting, a
+    riser, or a platform a generation older than the GPU).
 
     Parameters
     ----------
@@ -629,7 +630,7 @@ def check_pcie_links(gpus: Sequence[dict], under_load: dict | None = None, *, re
     title = "PCIe link of each GPU: generation and width, current against maximum"
     if not gpus:
         return _skip("pcie_link", title, reason or "no GPU")
-    problems, rows, idle_notes = [], [], []
+    problems, capped, rows, idle_notes = [], [], [], []
     for g in gpus:
         p = g.get("pcie") or {}
         load = (under_load or {}).get(g["index"]) or {}
@@ -643,7 +644,7 @@ def check_pcie_links(gpus: Sequence[dict], under_load: dict | None = None, *, re
         if width and p.get("max_width") and width < p["max_width"]:
             problems.append(f"{label} runs at x{width} of x{p['max_width']}")
         if p.get("max_gen") and p.get("gpu_max_gen") and p["max_gen"] < p["gpu_max_gen"]:
-            problems.append(f"{label}'s slot allows Gen{p['max_gen']}, the GPU Gen{p['gpu_max_gen']}")
+            capped.append(f"{label}'s slot allows Gen{p['max_gen']}, the GPU Gen{p['gpu_max_gen']}")
         if gen and p.get("max_gen") and gen < p["max_gen"]:
             if row["under_load"]:
                 problems.append(f"{label} trained at Gen{gen} of Gen{p['max_gen']} under load")
@@ -653,11 +654,15 @@ def check_pcie_links(gpus: Sequence[dict], under_load: dict | None = None, *, re
     when = "under load" if any(r["under_load"] for r in rows) else "idle"
     expected = ", ".join(sorted({f"Gen{r['max_gen'] or '?'} x{r['max_width'] or '?'}" for r in rows})) + " (NVML's maximum)"
     data = {"gpus": rows}
+    fix = ("reseat the GPU or its riser, use a x16 slot wired x16, set the slot to its full generation in the BIOS (not "
+           "Auto/Gen3), and check 'lspci -vvv' LnkSta against LnkCap for the GPU and the PCIe switch above it")
     if problems:
-        return Check("pcie_link", title, "pathology", f"{links} ({when}): " + "; ".join(problems), expected,
-                     "reseat the GPU or its riser, use a x16 slot wired x16, set the slot to its full generation in the "
-                     "BIOS (not Auto/Gen3), and check 'lspci -vvv' LnkSta against LnkCap for the GPU and the PCIe "
-                     "switch above it", SRC_NVML, data)
+        return Check("pcie_link", title, "pathology", f"{links} ({when}): " + "; ".join(problems + capped), expected,
+                     fix, SRC_NVML, data)
+    if capped:  # a BIOS setting, or a platform a generation older than the GPU: slower, not broken
+        return Check("pcie_link", title, "below", f"{links} ({when}): " + "; ".join(capped),
+                     expected + "; the GPU's own: " + ", ".join(sorted({f"Gen{r['gpu_max_gen']}" for r in rows})),
+                     fix + "; on a platform a generation older than the GPU this is the platform's limit", SRC_NVML, data)
     note = ("; " + ", ".join(idle_notes) + ": idle GPUs lower the link speed to save power, not judged") if idle_notes else ""
     return Check("pcie_link", title, "ok", f"{links} ({when}){note}", expected, source=SRC_NVML, data=data)
 

@@ -60,8 +60,8 @@ def p2p_matrix_figure(matrix: list[list[bool]], gpus: list[str] | None = None) -
     Examples
     --------
     >>> fig = p2p_matrix_figure([[True, False], [False, True]])
-    >>> fig.data[0].text
-    (('self', 'no'), ('no', 'self'))
+    >>> [list(row) for row in fig.data[0].text]
+    [['self', 'no'], ['no', 'self']]
     """
     n = len(matrix)
     if n == 0 or any(len(row) != n for row in matrix):
