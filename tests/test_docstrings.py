@@ -18,6 +18,7 @@ import pytest
 
 MODULES = (
     "gpucomm.model.cost",
+    "gpucomm.model.fabric",
     "gpucomm.model.tp",
     "gpucomm.model.training",
     "gpucomm.model.collectives",
@@ -39,7 +40,7 @@ ALLOWED_WITHOUT_RETURNS: dict[str, str] = {}
 
 # Functions whose sections were completed on purpose: they must keep both sections (no delegation).
 REQUIRED = (
-    "gpucomm.model.cost.make_fabric", "gpucomm.model.cost.per_gpu_bw_bytes_per_s", "gpucomm.model.cost.pair_bw_bytes_per_s",
+    "gpucomm.model.fabric.make_fabric", "gpucomm.model.cost.per_gpu_bw_bytes_per_s", "gpucomm.model.cost.pair_bw_bytes_per_s",
     "gpucomm.model.cost.ring_steps", "gpucomm.model.cost.all_reduce_time_s", "gpucomm.model.cost.alpha_beta_time_s",
     "gpucomm.model.tp.get_model", "gpucomm.model.tp.dtype_bytes", "gpucomm.model.tp.check_tp_size", "gpucomm.model.tp.tp_all_reduce_bytes",
     "gpucomm.model.tp.layer_params", "gpucomm.model.tp.kv_bytes_per_token_per_layer", "gpucomm.model.tp.tp_speedup",

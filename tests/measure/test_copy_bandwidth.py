@@ -186,11 +186,11 @@ def test_catalog_comparison_ratio_is_measured_over_model():
              "busbw_bytes_per_s": busbw_factor("all_reduce", 8) * s / t} for s, t in ((2**20, 50e-6), (2**26, 600e-6))]
     comp = catalog_comparison(rows, link="nvlink4")
     for c, r in zip(comp, rows):
-        model = collective_cost("all_reduce", r["msg_bytes"], num_ranks=8, link="nvlink4")
+        model = collective_cost("all_reduce", r["msg_bytes"], num_ranks=8, fabric="nvlink4")
         assert c["model_busbw_bytes_per_s"] == model.busbw_bytes_per_s
         assert c["ratio"] == pytest.approx(r["busbw_bytes_per_s"] / model.busbw_bytes_per_s)
     assert catalog_comparison(rows, link="nvlink4", num_gpus=2)[0]["model_busbw_bytes_per_s"] == \
-        collective_cost("all_reduce", 2**20, num_ranks=2, link="nvlink4").busbw_bytes_per_s
+        collective_cost("all_reduce", 2**20, num_ranks=2, fabric="nvlink4").busbw_bytes_per_s
     with pytest.raises(GpucommError, match="unknown link"):
         catalog_comparison(rows, link="nvlink9")
 
@@ -211,7 +211,7 @@ def test_fit_cli_prints_regions_comparison_and_writes_a_plot(tmp_path, capsys):
     assert "catalog model: nvlink4, 8 GPUs" in out and "ratio" in out
     rows = [line.split() for line in out.splitlines() if line and not line.startswith("#")]
     assert len(rows) == 24 and rows[-1][0] == str(64 * MiB)
-    big = collective_cost("all_reduce", 64 * MiB, num_ranks=8, link="nvlink4").busbw_bytes_per_s
+    big = collective_cost("all_reduce", 64 * MiB, num_ranks=8, fabric="nvlink4").busbw_bytes_per_s
     measured = 64 * MiB / (40e-6 + 64 * MiB / 200e9)
     assert float(rows[-1][5]) == pytest.approx(measured / big, abs=0.006)
     html = plot.read_text()

@@ -122,7 +122,7 @@ def test_ring_steps_and_one_rank():
 def test_power_of_two_error_names_the_algorithm():
     with pytest.raises(GpucommError, match=r"^algorithm 'rhd' \(recursive halving/doubling\) with 6 ranks: "
                                            r"expected a power of two$"):
-        collective_cost("all_gather", 2**20, num_ranks=6, link="nvlink4", algorithm="rhd")
+        collective_cost("all_gather", 2**20, num_ranks=6, fabric="nvlink4", algorithm="rhd")
 
 
 # --- busbw as nccl-tests defines it ---------------------------------------------------------

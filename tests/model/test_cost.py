@@ -5,6 +5,7 @@ import math
 import pytest
 
 from gpucomm import GpucommError
+from gpucomm.model.fabric import make_fabric
 from gpucomm.model.collectives import busbw_factor, busbw_bytes_per_s
 from gpucomm.model.cost import collective_cost, effective_bw_bytes_per_s, ring_steps
 from gpucomm.model.hardware import LINKS, get_link
@@ -73,21 +74,21 @@ def test_busbw_is_not_the_articles_631_gbps():
 
 
 def test_ring_all_reduce_matches_4xa100_nvlink_measurement_within_15_percent():
-    cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, link="nvlink3")
+    cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, fabric="nvlink3")
     assert cost.time_s * 1e6 == pytest.approx(MEASURED_NVLINK3_US, rel=0.15)
     assert cost.time_s == pytest.approx(cost.latency_s + cost.transfer_s)
     assert cost.busbw_bytes_per_s == pytest.approx(cost.algbw_bytes_per_s * 1.5)
 
 
 def test_host_staged_pcie4_matches_4_gpu_measurement_within_25_percent():
-    cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, link="pcie4", p2p=False)
+    cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, fabric=make_fabric("pcie4", p2p=False))
     assert cost.time_s * 1e6 == pytest.approx(MEASURED_PCIE4_NO_P2P_US, rel=0.25)
 
 
 def test_large_messages_approach_effective_bandwidth_and_small_ones_latency():
-    big = collective_cost("all_reduce", 16 * 1024**3, num_ranks=8, link="nvlink4", algorithm="ring")
+    big = collective_cost("all_reduce", 16 * 1024**3, num_ranks=8, fabric="nvlink4", algorithm="ring")
     assert big.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s("nvlink4"), rel=0.01)
-    small = collective_cost("all_reduce", 8, num_ranks=8, link="nvlink3", algorithm="ring")
+    small = collective_cost("all_reduce", 8, num_ranks=8, fabric="nvlink3", algorithm="ring")
     assert small.protocol == "LL" and small.transfer_s < 1e-9
     # nccl-tests #123: 8 B ring all_reduce on 8 A100s takes 33.7 us
     assert small.time_s * 1e6 == pytest.approx(33.7, rel=0.1)
@@ -96,10 +97,10 @@ def test_large_messages_approach_effective_bandwidth_and_small_ones_latency():
 def test_time_grows_with_size_and_busbw_never_exceeds_effective_bandwidth():
     sizes = [2**k for k in range(3, 35)]
     for link in ("nvlink3", "pcie5"):
-        times = [collective_cost("all_reduce", s, num_ranks=8, link=link).time_s for s in sizes]
+        times = [collective_cost("all_reduce", s, num_ranks=8, fabric=link).time_s for s in sizes]
         assert all(a < b for a, b in zip(times, times[1:]))
         for s in sizes:
-            c = collective_cost("all_reduce", s, num_ranks=8, link=link)
+            c = collective_cost("all_reduce", s, num_ranks=8, fabric=link)
             assert c.busbw_bytes_per_s <= effective_bw_bytes_per_s(link) * (1 + 1e-12)
 
 
@@ -110,13 +111,12 @@ def test_ring_steps():
 
 
 @pytest.mark.parametrize("kwargs,needle", [
-    (dict(collective="all_reduce", msg_bytes=0, num_ranks=4, link="nvlink3"), "message size 0"),
-    (dict(collective="all_reduce", msg_bytes=-8, num_ranks=4, link="nvlink3"), "message size -8"),
-    (dict(collective="all_reduce", msg_bytes=8, num_ranks=0, link="nvlink3"), "GPUs/ranks 0"),
-    (dict(collective="all_reduce", msg_bytes=8, num_ranks=4, link="nvlink9"), "unknown link 'nvlink9'"),
-    (dict(collective="allreduce", msg_bytes=8, num_ranks=4, link="nvlink3"), "unknown collective 'allreduce'"),
-    (dict(collective="all_reduce", msg_bytes=8, num_ranks=4, link="nvlink3", p2p=False), "no P2P"),
-    (dict(collective="all_reduce", msg_bytes=8, num_ranks=4, link="nvlink3", algorithm="magic"), "unknown algorithm"),
+    (dict(collective="all_reduce", msg_bytes=0, num_ranks=4, fabric="nvlink3"), "message size 0"),
+    (dict(collective="all_reduce", msg_bytes=-8, num_ranks=4, fabric="nvlink3"), "message size -8"),
+    (dict(collective="all_reduce", msg_bytes=8, num_ranks=0, fabric="nvlink3"), "GPUs/ranks 0"),
+    (dict(collective="all_reduce", msg_bytes=8, num_ranks=4, fabric="nvlink9"), "unknown link 'nvlink9'"),
+    (dict(collective="allreduce", msg_bytes=8, num_ranks=4, fabric="nvlink3"), "unknown collective 'allreduce'"),
+    (dict(collective="all_reduce", msg_bytes=8, num_ranks=4, fabric="nvlink3", algorithm="magic"), "unknown algorithm"),
 ])
 def test_cost_refuses_bad_input(kwargs, needle):
     collective = kwargs.pop("collective")
@@ -125,10 +125,15 @@ def test_cost_refuses_bad_input(kwargs, needle):
         collective_cost(collective, msg, **kwargs)
 
 
+def test_no_p2p_is_refused_on_nvlink():
+    with pytest.raises(GpucommError, match="no P2P"):
+        make_fabric("nvlink3", p2p=False)
+
+
 def test_llama70b_tp4_example_message_size_and_count():
     assert tp_all_reduce_bytes(4096, 8192, dtype="fp16") == 64 * MiB
-    nv = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3")
-    pc = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="pcie4", p2p=False)
+    nv = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric="nvlink3")
+    pc = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric=make_fabric("pcie4", p2p=False))
     assert nv.all_reduces == 160
     # the article: 603 us x 160 = 96.48 ms and 11369 us x 160 = 1819.04 ms
     assert nv.total_time_s * 1e3 == pytest.approx(96.48, rel=0.15)
@@ -138,14 +143,14 @@ def test_llama70b_tp4_example_message_size_and_count():
 
 @pytest.mark.parametrize("bad", [dict(num_tokens=0), dict(num_tokens=-1), dict(dtype="int3"), dict(model="gpt-5")])
 def test_tp_refuses_bad_input(bad):
-    kwargs = dict(model="llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3") | bad
+    kwargs = dict(model="llama-3-70b", tp_size=4, num_tokens=4096, fabric="nvlink3") | bad
     with pytest.raises(GpucommError):
         tp_forward_comm(kwargs.pop("model"), **kwargs)
 
 
 def test_nvls_busbw_exceeds_the_link_rate_as_measured_on_h200():
     # stas00 8x H200: busbw 482.26 GB/s at 16 GiB, above NVLink 4's 450 GB/s per direction
-    cost = collective_cost("all_reduce", 16 * 2**30, num_ranks=8, link="nvlink4")
+    cost = collective_cost("all_reduce", 16 * 2**30, num_ranks=8, fabric="nvlink4")
     assert cost.algorithm == "nvls"
     assert cost.busbw_bytes_per_s / 1e9 == pytest.approx(482.26, rel=0.05)
     assert cost.busbw_bytes_per_s > 450e9
@@ -153,106 +158,109 @@ def test_nvls_busbw_exceeds_the_link_rate_as_measured_on_h200():
 
 @pytest.mark.parametrize("n,busbw_gbps", [(5, 420), (6, 440), (7, 460), (8, 480)])
 def test_nvls_busbw_vs_gpu_count_matches_nccl_issue_1455(n, busbw_gbps):
-    cost = collective_cost("all_reduce", 4 * 2**30, num_ranks=n, link="nvlink4", algorithm="nvls")
+    cost = collective_cost("all_reduce", 4 * 2**30, num_ranks=n, fabric="nvlink4", algorithm="nvls")
     assert cost.busbw_bytes_per_s / 1e9 == pytest.approx(busbw_gbps, rel=0.05)
 
 
 def test_nvls_only_behind_nvlink4_switches():
     with pytest.raises(GpucommError, match="nvls"):
-        collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink3", algorithm="nvls")
-    assert collective_cost("all_reduce", 2**30, num_ranks=8, link="nvlink3").algorithm == "ring"
+        collective_cost("all_reduce", 2**20, num_ranks=8, fabric="nvlink3", algorithm="nvls")
+    assert collective_cost("all_reduce", 2**30, num_ranks=8, fabric="nvlink3").algorithm == "ring"
 
 
 def test_mesh_splits_bandwidth_like_nvidias_table():
     # NVIDIA's blog (NVLink and NVSwitch supercharge LLM inference, Aug 2024): on an 8-GPU point-to-point mesh
     # of H200 (900 GB/s both ways = 450 per direction), a pair gets 1/7
-    from gpucomm.model.cost import make_fabric, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
+    from gpucomm.model.cost import pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
+    from gpucomm.model.fabric import make_fabric
 
     mesh = make_fabric("nvlink4", topology="mesh", mesh_size=8)
     switch = make_fabric("nvlink4")
     assert 2 * pair_bw_bytes_per_s(mesh) / 1e9 == pytest.approx(900 / 7)  # NVIDIA's "128 GB/s" (both ways)
     for n, share in [(2, 1 / 7), (4, 3 / 7), (8, 1.0)]:
         assert per_gpu_bw_bytes_per_s(mesh, n) == pytest.approx(share * per_gpu_bw_bytes_per_s(switch, n))
-    t_mesh = collective_cost("all_reduce", 2**30, num_ranks=2, link="nvlink4", topology="mesh").time_s
-    t_switch = collective_cost("all_reduce", 2**30, num_ranks=2, link="nvlink4").time_s
+    t_mesh = collective_cost("all_reduce", 2**30, num_ranks=2, fabric=make_fabric("nvlink4", topology="mesh")).time_s
+    t_switch = collective_cost("all_reduce", 2**30, num_ranks=2, fabric="nvlink4").time_s
     assert t_mesh > 5 * t_switch
 
 
 @pytest.mark.parametrize("algorithm", ["ring", "tree", "rhd", "one_shot", "two_shot"])
 def test_every_all_reduce_algorithm_gives_a_positive_consistent_cost(algorithm):
-    c = collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink3", algorithm=algorithm)
+    c = collective_cost("all_reduce", 2**20, num_ranks=8, fabric="nvlink3", algorithm=algorithm)
     assert c.time_s > 0 and c.algorithm == algorithm
     assert c.busbw_bytes_per_s == pytest.approx(c.algbw_bytes_per_s * 1.75)
 
 
 def test_one_shot_beats_ring_for_small_messages_and_loses_for_large():
-    small = {a: collective_cost("all_reduce", 16 * 2**10, num_ranks=8, link="nvlink4", algorithm=a).time_s for a in ("ring", "one_shot")}
-    large = {a: collective_cost("all_reduce", 2**30, num_ranks=8, link="nvlink4", algorithm=a).time_s for a in ("ring", "one_shot")}
+    small = {a: collective_cost("all_reduce", 16 * 2**10, num_ranks=8, fabric="nvlink4", algorithm=a).time_s
+             for a in ("ring", "one_shot")}
+    large = {a: collective_cost("all_reduce", 2**30, num_ranks=8, fabric="nvlink4", algorithm=a).time_s
+             for a in ("ring", "one_shot")}
     assert small["one_shot"] < small["ring"] and large["one_shot"] > large["ring"]
 
 
 def test_rhd_needs_a_power_of_two():
     with pytest.raises(GpucommError, match="power of two"):
-        collective_cost("all_reduce", 2**20, num_ranks=6, link="nvlink3", algorithm="rhd")
+        collective_cost("all_reduce", 2**20, num_ranks=6, fabric="nvlink3", algorithm="rhd")
 
 
 @pytest.mark.parametrize("link,n,expected", [("nvlink4", 4, "ring"), ("nvlink4", 5, "nvls"), ("nvlink5", 5, "ring"),
                                              ("nvlink5", 6, "nvls")])
 def test_auto_picks_nvls_only_from_the_gpu_count_nccl_does(link, n, expected):
-    assert collective_cost("all_reduce", 2**30, num_ranks=n, link=link).algorithm == expected
+    assert collective_cost("all_reduce", 2**30, num_ranks=n, fabric=link).algorithm == expected
 
 
 def test_bridged_pairs_collapse_to_pcie_when_the_ring_leaves_the_pair():
     from gpucomm.model.hardware.gpus import bridge_link
 
     bridge = bridge_link("a40")
-    two = collective_cost("all_reduce", 2**30, num_ranks=2, link=bridge, topology="pairs")
-    four = collective_cost("all_reduce", 2**30, num_ranks=4, link=bridge, topology="pairs", pcie_link="pcie4")
+    two = collective_cost("all_reduce", 2**30, num_ranks=2, fabric=make_fabric(bridge, topology="pairs"))
+    four = collective_cost("all_reduce", 2**30, num_ranks=4, fabric=make_fabric(bridge, topology="pairs", pcie_link="pcie4"))
     assert two.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s(bridge), rel=0.01)
     assert four.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s("pcie4"), rel=0.01)
     with pytest.raises(GpucommError, match="pcie link"):
-        collective_cost("all_reduce", 2**20, num_ranks=4, link=bridge, topology="pairs", pcie_link="nvlink3")
+        collective_cost("all_reduce", 2**20, num_ranks=4, fabric=make_fabric(bridge, topology="pairs", pcie_link="nvlink3"))
 
 
 # --- the inter-socket hop ------------------------------------------------------------------------
 
 def test_inter_socket_link_bounds_a_pcie_ring_and_only_when_slower():
-    base = collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", p2p=False)
-    qpi = collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", p2p=False, inter_socket="qpi_broadwell")
-    zen2 = collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", p2p=False, inter_socket="xgmi_zen2")
+    base = collective_cost("all_reduce", 2**30, num_ranks=4, fabric=make_fabric("pcie4", p2p=False))
+    qpi = collective_cost("all_reduce", 2**30, num_ranks=4, fabric=make_fabric("pcie4", p2p=False, inter_socket="qpi_broadwell"))
+    zen2 = collective_cost("all_reduce", 2**30, num_ranks=4, fabric=make_fabric("pcie4", p2p=False, inter_socket="xgmi_zen2"))
     # NCCL topo.h: BDW_QPI_BW 6 GB/s is below the staged PCIe 4.0 rate (~10 GB/s); AMD_BW 16 is above it
     assert qpi.transfer_s * 6e9 == pytest.approx(2**30 * 1.5, rel=1e-9)
     assert zen2.time_s == base.time_s
-    p2p = collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5", inter_socket="upi_skylake")
+    p2p = collective_cost("all_reduce", 2**30, num_ranks=8, fabric=make_fabric("pcie5", inter_socket="upi_skylake"))
     assert p2p.transfer_s * 10e9 == pytest.approx(2**30 * 2 * 7 / 8, rel=1e-9)
 
 
 def test_inter_socket_link_is_refused_where_traffic_does_not_cross_it():
     with pytest.raises(GpucommError, match="'xgmi_zen2'.*NVLink traffic does not cross"):
-        collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink3", inter_socket="xgmi_zen2")
+        collective_cost("all_reduce", 2**20, num_ranks=8, fabric=make_fabric("nvlink3", inter_socket="xgmi_zen2"))
     with pytest.raises(GpucommError, match="unknown inter-socket link 'upi'.*upi_skylake"):
-        collective_cost("all_reduce", 2**20, num_ranks=4, link="pcie4", inter_socket="upi")
+        collective_cost("all_reduce", 2**20, num_ranks=4, fabric=make_fabric("pcie4", inter_socket="upi"))
     # a bridged pair talks over its bridge; only a ring over more GPUs leaves it for PCIe and the sockets
-    pair = dict(link="nvlink3", topology="pairs", inter_socket="upi_skylake")
+    pair = dict(fabric=make_fabric("nvlink3", topology="pairs", inter_socket="upi_skylake"))
     with pytest.raises(GpucommError, match="2 GPUs of a bridged pair: their traffic stays on the NVLink bridge"):
         collective_cost("all_reduce", 2**30, num_ranks=2, **pair)
     assert collective_cost("all_reduce", 2**30, num_ranks=4, **pair).busbw_bytes_per_s < 10e9
     with pytest.raises(GpucommError, match="topology 'pairs' with link 'pcie5'"):
-        collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie5", topology="pairs")
+        collective_cost("all_reduce", 2**30, num_ranks=4, fabric=make_fabric("pcie5", topology="pairs"))
     with pytest.raises(GpucommError, match="topology 'mesh' with link 'pcie4'.*NVLink"):
-        collective_cost("all_reduce", 2**30, num_ranks=4, link="pcie4", topology="mesh")
+        collective_cost("all_reduce", 2**30, num_ranks=4, fabric=make_fabric("pcie4", topology="mesh"))
 
 
 def test_measured_socket_link_is_used_where_published():
     # dual EPYC Turin: NCCL v2.30.7 plans with 16 GB/s, GPUs measure ~47.5 GB/s each way; the PCIe 5.0 P2P ring (~41 GB/s) is
     # then the slower hop, so the socket link does not limit it
-    across = collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5", inter_socket="xgmi_zen5")
-    assert across.time_s == collective_cost("all_reduce", 2**30, num_ranks=8, link="pcie5").time_s
+    across = collective_cost("all_reduce", 2**30, num_ranks=8, fabric=make_fabric("pcie5", inter_socket="xgmi_zen5"))
+    assert across.time_s == collective_cost("all_reduce", 2**30, num_ranks=8, fabric="pcie5").time_s
 
 
 # --- rings across nodes --------------------------------------------------------------------------
 
-NDR = dict(link="nvlink4", num_nodes=2, network="ib_ndr")  # 2 nodes x 8 H100, one 400 Gb/s NIC per GPU
+NDR = make_fabric("nvlink4", num_nodes=2, network="ib_ndr")  # 2 nodes x 8 H100, one 400 Gb/s NIC per GPU
 
 
 def test_rings_across_nodes_run_at_the_nodes_total_nic_bandwidth():
@@ -261,62 +269,63 @@ def test_rings_across_nodes_run_at_the_nodes_total_nic_bandwidth():
     nic = get_network("ib_ndr").bw_bytes_per_s * cal.NET_EFFICIENCY.value  # 50 GB/s x 0.9
     nvlink = effective_bw_bytes_per_s("nvlink4")  # 369 GB/s, just above 8 NICs' 360
     for collective in ("all_gather", "reduce_scatter", "broadcast", "reduce"):
-        cost = collective_cost(collective, 64 * 2**30, num_ranks=16, **NDR)
+        cost = collective_cost(collective, 64 * 2**30, num_ranks=16, fabric=NDR)
         # one ring per NIC, each with 1/8 of the data: the 8 NICs together carry one ring's traffic
         assert cost.algorithm == "ring" and cost.busbw_bytes_per_s == pytest.approx(8 * nic, rel=0.01), collective
     # 4 NICs per node: half of it; the NVLink inside stays the limit when the NICs are faster
-    assert collective_cost("all_gather", 64 * 2**30, num_ranks=16, nics_per_node=4, **NDR).busbw_bytes_per_s == \
+    assert collective_cost("all_gather", 64 * 2**30, num_ranks=16, fabric=NDR.replace(nics_per_node=4)).busbw_bytes_per_s == \
         pytest.approx(4 * nic, rel=0.01)
-    xdr = collective_cost("all_gather", 64 * 2**30, num_ranks=16, link="nvlink4", num_nodes=2, network="ib_xdr")
+    xdr = collective_cost("all_gather", 64 * 2**30, num_ranks=16, fabric=make_fabric("nvlink4", num_nodes=2, network="ib_xdr"))
     assert xdr.busbw_bytes_per_s == pytest.approx(nvlink, rel=0.01)
     # all_to_all: half of each buffer stays in the node, half crosses the network
-    a2a = collective_cost("all_to_all", 8 * 2**30, num_ranks=16, **NDR)
+    a2a = collective_cost("all_to_all", 8 * 2**30, num_ranks=16, fabric=NDR)
     assert a2a.transfer_s == pytest.approx(8 * 2**30 * 8 / 16 / nic, rel=1e-9)
     # send_recv: one flow on one NIC, whatever the NIC count
-    one = collective_cost("send_recv", 2**30, num_ranks=2, link="nvlink4", num_nodes=2, network="ib_ndr", nics_per_node=1)
+    one = collective_cost("send_recv", 2**30, num_ranks=2, fabric=NDR.replace(nics_per_node=1))
     assert one.transfer_s == pytest.approx(2**30 / nic, rel=1e-9)
 
 
 def test_all_reduce_across_nodes_picks_hierarchical_for_large_messages_and_refuses_tree():
-    big = collective_cost("all_reduce", 8 * 2**30, num_ranks=16, **NDR)
-    ring = collective_cost("all_reduce", 8 * 2**30, num_ranks=16, algorithm="ring", **NDR)
+    big = collective_cost("all_reduce", 8 * 2**30, num_ranks=16, fabric=NDR)
+    ring = collective_cost("all_reduce", 8 * 2**30, num_ranks=16, algorithm="ring", fabric=NDR)
     # the ring is bounded by the 8 NICs (360 GB/s) where the hierarchical form's NVLink stages do part of the work
     assert big.algorithm == "hierarchical" and ring.time_s > big.time_s
     assert ring.busbw_bytes_per_s == pytest.approx(8 * 50e9 * 0.9, rel=0.01)
     with pytest.raises(GpucommError, match="'tree' across 2 nodes is not modelled: expected auto, ring or hierarchical"):
-        collective_cost("all_reduce", 2**20, num_ranks=16, algorithm="tree", **NDR)
+        collective_cost("all_reduce", 2**20, num_ranks=16, algorithm="tree", fabric=NDR)
     # LL across 2 nodes: a chunk going round the 16-GPU ring crosses the network on 1 of its 15 hops
-    small = collective_cost("all_gather", 16 * 8, num_ranks=16, protocol="LL", algorithm="ring", **NDR)
+    small = collective_cost("all_gather", 16 * 8, num_ranks=16, protocol="LL", algorithm="ring", fabric=NDR)
     from gpucomm.model.hardware import calibration as cal
     assert small.latency_s == pytest.approx(cal.LL_BASE_LATENCY_S.value + 14 * cal.LL_STEP_LATENCY_S.value
                                             + cal.NET_STEP_LATENCY_S.value)
     # so a small all_gather is no slower than a small all_reduce of the same buffer
-    assert collective_cost("all_gather", 16 * 8, num_ranks=16, **NDR).time_s <= \
-        collective_cost("all_reduce", 16 * 8, num_ranks=16, **NDR).time_s
+    assert collective_cost("all_gather", 16 * 8, num_ranks=16, fabric=NDR).time_s <= \
+        collective_cost("all_reduce", 16 * 8, num_ranks=16, fabric=NDR).time_s
 
 
 def test_a_gpu_feeds_its_nic_over_its_own_link():
     # one PCIe 3.0 GPU per node cannot push a 400 Gb/s NIC: never faster across nodes than inside one node
     for collective in ("all_reduce", "all_gather", "broadcast", "send_recv"):
-        across = collective_cost(collective, 2**30, num_ranks=2, link="pcie3", num_nodes=2, network="ib_ndr")
-        inside = collective_cost(collective, 2**30, num_ranks=2, link="pcie3")
+        across = collective_cost(collective, 2**30, num_ranks=2, fabric=make_fabric("pcie3", num_nodes=2, network="ib_ndr"))
+        inside = collective_cost(collective, 2**30, num_ranks=2, fabric="pcie3")
         assert across.time_s >= inside.time_s * 0.999, collective
-    staged = collective_cost("all_reduce", 2**30, num_ranks=2, link="pcie4", p2p=False, num_nodes=2, network="ib_xdr")
+    staged = collective_cost("all_reduce", 2**30, num_ranks=2,
+                             fabric=make_fabric("pcie4", p2p=False, num_nodes=2, network="ib_xdr"))
     assert staged.busbw_bytes_per_s <= effective_bw_bytes_per_s("pcie4", p2p=False) * 1.001
 
 
 def test_busbw_across_nodes_grows_with_the_message():
     sizes = [2**k for k in range(20, 34)]
     for network in ("ib_ndr", "eth_200g"):
-        busbw = [collective_cost("all_reduce", s, num_ranks=16, link="nvlink4", num_nodes=2,
-                                 network=network).busbw_bytes_per_s for s in sizes]
+        fabric = make_fabric("nvlink4", num_nodes=2, network=network)
+        busbw = [collective_cost("all_reduce", s, num_ranks=16, fabric=fabric).busbw_bytes_per_s for s in sizes]
         assert all(b2 >= b1 * 0.999 for b1, b2 in zip(busbw, busbw[1:])), (network, busbw)
 
 
 def test_counts_are_named_in_their_errors():
     with pytest.raises(GpucommError, match="NICs per node 65 is not valid"):
-        collective_cost("all_reduce", 2**20, num_ranks=16, nics_per_node=65, **NDR)
+        collective_cost("all_reduce", 2**20, num_ranks=16, fabric=NDR.replace(nics_per_node=65))
     with pytest.raises(GpucommError, match="number of nodes 0 is not valid"):
-        collective_cost("all_reduce", 2**20, num_ranks=16, link="nvlink4", num_nodes=0)
+        collective_cost("all_reduce", 2**20, num_ranks=16, fabric=make_fabric("nvlink4", num_nodes=0))
     with pytest.raises(GpucommError, match="^network 'ib_ndr' given for a single node"):
-        collective_cost("all_reduce", 2**20, num_ranks=8, link="nvlink4", network="ib_ndr")
+        collective_cost("all_reduce", 2**20, num_ranks=8, fabric=make_fabric("nvlink4", network="ib_ndr"))

@@ -7,57 +7,38 @@ import sys
 import pytest
 
 from gpucomm import GpucommError
-from gpucomm.model.cost import make_fabric, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s, wire_bytes_per_link
-from gpucomm.model.hardware import SYSTEMS, get_gpu, get_link
+from gpucomm.model.cost import pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s, wire_bytes_per_link
+from gpucomm.model.fabric import make_fabric
 from gpucomm.model.measurements import NVIDIA_BLOG_TP2_THROUGHPUT
 from gpucomm.model.planning import (
     ADAM_MIXED_PRECISION_BYTES_PER_PARAM,
     BACKWARD_SHARE_OF_COMPUTE,
     OVERLAPPABLE_STRATEGIES,
-    ServingConfig,
     hybrid_step_estimate,
     max_batch_within_budget,
     request_throughput,
     serving_estimate,
-    system_serving_config,
     training_comm_estimate,
     training_compute_s,
     training_memory_bytes_per_gpu,
 )
-from gpucomm.model.tp import tp_forward_comm
+from gpucomm.model.tp import tp_forward_comm, tp_step
 from gpucomm.model.training import model_params, step_comm
 
-H100 = ServingConfig("H100 SXM", "h100_sxm5", "nvlink4")
-RTX4090 = ServingConfig("RTX 4090", "rtx_4090", "pcie4", p2p=False)
-MESH = ServingConfig("point-to-point", "h200_sxm", "nvlink4", fabric={"topology": "mesh", "mesh_size": 8})
-SWITCH = ServingConfig("NVSwitch", "h200_sxm", "nvlink4")
+H100 = make_fabric("nvlink4", gpu="h100_sxm5", name="H100 SXM")
+RTX4090 = make_fabric("pcie4", p2p=False, gpu="rtx_4090", name="RTX 4090")
+MESH = make_fabric("nvlink4", gpu="h200_sxm", topology="mesh", mesh_size=8, name="point-to-point")
+SWITCH = make_fabric("nvlink4", gpu="h200_sxm", name="NVSwitch")
+CLUSTER = make_fabric("nvlink4", gpu="h100_sxm5", num_nodes=16, network="ib_ndr")
 
 
 # --- serving and training plans --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", [k for k, s in SYSTEMS.items() if s.fabric in ("nvswitch", "pcie")])
-def test_system_serving_config_uses_the_systems_gpu_and_link(key):
-    s = SYSTEMS[key]
-    c = system_serving_config(key)
-    gpu = get_gpu(s.gpu_key)
-    assert c.gpu == gpu.key and c.p2p == s.p2p
-    expected = f"nvlink{gpu.nvlink_gen}" if s.fabric == "nvswitch" else f"pcie{gpu.pcie_gen}"
-    assert c.link == expected and get_link(c.link)
-    assert 1 <= c.max_tp <= 8
-
-
-def test_system_serving_config_refuses_fabrics_that_are_not_all_to_all():
-    with pytest.raises(GpucommError, match="cube_mesh"):
-        system_serving_config("dgx1_v100")
-    with pytest.raises(GpucommError, match="nope"):
-        system_serving_config("nope")
-
-
 def test_max_batch_within_budget_is_the_largest_batch_that_meets_it():
     p = max_batch_within_budget("llama-3-70b", H100, tp_size=4, min_tokens_per_s_per_user=40)
     assert p.tokens_per_s_per_user >= 40 and p.step.fits_memory
-    nxt = H100.step("llama-3-70b", tp_size=4, phase="decode", batch=p.batch + 1)
+    nxt = tp_step("llama-3-70b", fabric=H100, tp_size=4, phase="decode", batch=p.batch + 1)
     assert nxt.tokens_per_s_per_user < 40 or not nxt.fits_memory
     assert p.tokens_per_s_per_gpu == pytest.approx(p.batch * p.tokens_per_s_per_user / 4)
 
@@ -98,8 +79,8 @@ def test_training_memory_follows_zero():
 
 @pytest.mark.parametrize("strategy", ["dp", "fsdp", "pp", "tp"])
 def test_overlap_hides_only_dp_and_fsdp(strategy):
-    e = training_comm_estimate("llama-3-8b", strategy, gpu="rtx_4090", link="pcie4", p2p=False, num_gpus=8, overlap=True)
-    assert e.comm.time_s == pytest.approx(step_comm("llama-3-8b", strategy, num_gpus=8, link="pcie4", p2p=False,
+    e = training_comm_estimate("llama-3-8b", strategy, fabric=RTX4090, num_gpus=8, overlap=True)
+    assert e.comm.time_s == pytest.approx(step_comm("llama-3-8b", strategy, num_gpus=8, fabric=RTX4090,
                                                     global_batch_tokens=8 * 8192).time_s)
     if strategy in OVERLAPPABLE_STRATEGIES:
         assert e.overlapped
@@ -109,19 +90,16 @@ def test_overlap_hides_only_dp_and_fsdp(strategy):
 
 
 def test_hybrid_step_adds_tp_inside_nodes_and_dp_across():
-    e = hybrid_step_estimate("llama-3-70b", gpu="h100_sxm5", link="nvlink4", num_nodes=16, network="ib_ndr",
-                             overlap_dp=False)
+    e = hybrid_step_estimate("llama-3-70b", fabric=CLUSTER, overlap_dp=False)
     assert e.comm_s == pytest.approx(e.tp.time_s + e.dp.time_s) == pytest.approx(e.exposed_s)
     assert e.comm_share == pytest.approx(e.exposed_s / (e.compute_s + e.exposed_s))
     # a slower network only changes the DP part
-    slow = hybrid_step_estimate("llama-3-70b", gpu="h100_sxm5", link="nvlink4", num_nodes=16, network="ib_edr",
-                                overlap_dp=False)
+    slow = hybrid_step_estimate("llama-3-70b", fabric=CLUSTER.replace(network="ib_edr"), overlap_dp=False)
     assert slow.tp.time_s == pytest.approx(e.tp.time_s) and slow.dp.time_s > e.dp.time_s
     with pytest.raises(GpucommError, match="number of nodes"):
-        hybrid_step_estimate("llama-3-70b", gpu="h100_sxm5", link="nvlink4", num_nodes=1, network="ib_ndr")
+        hybrid_step_estimate("llama-3-70b", fabric=CLUSTER.one_node())
     with pytest.raises(GpucommError, match="less than one"):
-        hybrid_step_estimate("llama-3-70b", gpu="h100_sxm5", link="nvlink4", num_nodes=16, network="ib_ndr",
-                             global_batch_tokens=8192)
+        hybrid_step_estimate("llama-3-70b", fabric=CLUSTER, global_batch_tokens=8192)
 
 
 def test_planning_is_model_layer():
@@ -144,7 +122,7 @@ def test_nvidia_blog_point_to_point_figures_are_both_directions():
 
 
 def test_nvidia_blog_20_gb_per_query_and_per_direction_times():
-    pre = tp_forward_comm("llama-3-70b", tp_size=2, num_tokens=8192, link="nvlink4")
+    pre = tp_forward_comm("llama-3-70b", tp_size=2, num_tokens=8192, fabric="nvlink4")
     query = pre.msg_bytes * pre.all_reduces
     assert query == 20 * 2**30  # NVIDIA's "20 GB"
     wire = wire_bytes_per_link("all_reduce", query, num_ranks=2, algorithm="ring")

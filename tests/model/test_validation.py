@@ -3,7 +3,8 @@ NVSwitch and LLM inference, the 4x A100 Llama-3-70B TP=4 measurement)."""
 
 import pytest
 
-from gpucomm.model.cost import make_fabric, pair_bw_bytes_per_s
+from gpucomm.model.cost import pair_bw_bytes_per_s
+from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import get_link
 from gpucomm.model.tp import tp_forward_comm
 from gpucomm.model.validation import CASES, summarize, validate
@@ -78,8 +79,8 @@ def test_nvidia_blog_p2p_mesh_vs_nvswitch_table():
 
 
 def test_llama70b_tp4_4xa100_numbers():
-    nv = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3")
-    pc = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="pcie4", p2p=False)
+    nv = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric="nvlink3")
+    pc = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric=make_fabric("pcie4", p2p=False))
     assert nv.msg_bytes == 64 * 2**20 and nv.all_reduces == 160
     assert nv.total_time_s == pytest.approx(0.096, rel=0.15)   # the 4x A100 article: ~96 ms
     assert pc.total_time_s == pytest.approx(1.8, rel=0.25)     # the 4x A100 article: ~1.8 s

@@ -25,10 +25,10 @@ def test_steps_and_wire_bytes_errors():
 
 
 def test_protocol_crossover():
-    x = protocol_crossover_bytes("all_reduce", num_ranks=8, link="nvlink4")
+    x = protocol_crossover_bytes("all_reduce", num_ranks=8, fabric="nvlink4")
     assert x & (x - 1) == 0
     def time_s(size, protocol):
-        return collective_cost("all_reduce", size, num_ranks=8, link="nvlink4", algorithm="ring", protocol=protocol).time_s
+        return collective_cost("all_reduce", size, num_ranks=8, fabric="nvlink4", algorithm="ring", protocol=protocol).time_s
 
     assert time_s(x, "Simple") < time_s(x, "LL")
     assert time_s(x // 2, "Simple") >= time_s(x // 2, "LL")

@@ -27,13 +27,13 @@ def test_algorithms_figure_dropdown_and_slider():
     assert [s["label"] for s in slider["steps"]] == ["2", "4", "8"]
     ys = slider["steps"][1]["args"][0]["y"]  # all_gather on 4 GPUs
     sizes = list(fig.data[0].x)
-    ring = collective_cost("all_gather", sizes[-1], num_ranks=4, link="nvlink4", algorithm="ring")
+    ring = collective_cost("all_gather", sizes[-1], num_ranks=4, fabric="nvlink4", algorithm="ring")
     assert ys[0][-1] == pytest.approx(ring.time_s * 1e6, rel=1e-3)
     assert ys[1][-1] == pytest.approx(ring.latency_s * 1e6, rel=1e-3)
     assert ys[2][-1] == pytest.approx(ring.transfer_s * 1e6, rel=1e-3)
     tree = SHOWN_ALGORITHMS.index("tree")
     assert all(v is None for v in ys[3 * tree])  # tree does not implement all_gather
-    auto = collective_cost("all_gather", sizes[0], num_ranks=4, link="nvlink4")
+    auto = collective_cost("all_gather", sizes[0], num_ranks=4, fabric="nvlink4")
     assert slider["steps"][1]["args"][0]["customdata"][-1][0] == f"{auto.algorithm}/{auto.protocol}"
     with pytest.raises(GpucommError, match="initial GPU count"):
         algorithms_figure(gpu_counts=(2, 4), initial_gpus=8)

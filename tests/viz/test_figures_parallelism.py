@@ -4,15 +4,16 @@ from __future__ import annotations
 import pytest
 
 from gpucomm import GpucommError
+from gpucomm.model.fabric import make_fabric
 
 plotly = pytest.importorskip("plotly")
 
-from gpucomm.model.planning import ServingConfig, training_comm_estimate  # noqa: E402
+from gpucomm.model.planning import training_comm_estimate  # noqa: E402
 from gpucomm.model.tp import tp_speedup  # noqa: E402
 from gpucomm.viz.figures.parallelism import tp_speedup_figure, training_comm_figure  # noqa: E402
 
-H100 = ServingConfig("H100 SXM", "h100_sxm5", "nvlink4")
-RTX4090 = ServingConfig("RTX 4090", "rtx_4090", "pcie4", p2p=False)
+H100 = make_fabric("nvlink4", gpu="h100_sxm5", name="H100 SXM")
+RTX4090 = make_fabric("pcie4", p2p=False, gpu="rtx_4090", name="RTX 4090")
 
 
 def _small(fig):
@@ -30,12 +31,12 @@ def step_text(fig, i):
 def test_tp_speedup_figure_matches_the_model():
     fig = tp_speedup_figure()
     nv = fig.data[1]
-    assert nv.y[-1] == pytest.approx(tp_speedup("llama-3-70b", gpu="h100_sxm5", tp_size=8, link="nvlink4",
-                                                phase="prefill", prompt_len=4096))
+    assert nv.y[-1] == pytest.approx(tp_speedup("llama-3-70b", tp_size=8, fabric=H100, phase="prefill", prompt_len=4096))
     decode = fig.layout.updatemenus[0].buttons[1]
     assert decode.method == "restyle" and list(decode.args[1]) == [1, 2, 3]
-    assert decode.args[0]["y"][2][-1] == pytest.approx(tp_speedup(
-        "llama-3-70b", gpu="h100_sxm5", tp_size=8, link="pcie5", p2p=False, phase="decode", batch=1, prompt_len=4096))
+    staged = make_fabric("pcie5", p2p=False, gpu="h100_sxm5")
+    assert decode.args[0]["y"][2][-1] == pytest.approx(tp_speedup("llama-3-70b", tp_size=8, fabric=staged, phase="decode",
+                                                                  batch=1, prompt_len=4096))
     with pytest.raises(GpucommError):
         tp_speedup_figure(scenarios=())
 
@@ -45,13 +46,13 @@ def test_training_figure_bars_and_overlap_buttons():
     _small(fig)
     assert len(fig.data) == 2 * 4 + 1
     ys = step_y(fig, 1)
-    e = training_comm_estimate("llama-3-8b", "tp", gpu="rtx_4090", link="pcie4", p2p=False, num_gpus=8, overlap=True)
+    e = training_comm_estimate("llama-3-8b", "tp", fabric=RTX4090, num_gpus=8, overlap=True)
     assert ys[3][1] == pytest.approx(e.comm.time_s)
-    d = training_comm_estimate("llama-3-8b", "dp", gpu="h100_sxm5", link="nvlink4", num_gpus=8, overlap=True)
+    d = training_comm_estimate("llama-3-8b", "dp", fabric=H100, num_gpus=8, overlap=True)
     assert d.exposed_s == 0 and ys[-1][0] == pytest.approx(d.compute_s)
     floor = 10 ** fig.layout.yaxis.range[0]
     assert ys[4][0] == pytest.approx(floor) and step_text(fig, 1)[4][0] == "hidden"  # hidden: drawn at the floor
-    f = training_comm_estimate("llama-3-8b", "fsdp", gpu="rtx_4090", link="pcie4", p2p=False, num_gpus=8, overlap=True)
+    f = training_comm_estimate("llama-3-8b", "fsdp", fabric=RTX4090, num_gpus=8, overlap=True)
     assert f.exposed_s > 0 and ys[5][1] == pytest.approx(f.exposed_s) and step_text(fig, 1)[5][1] == ""
     buttons = fig.layout.updatemenus[0].buttons
     assert [len(b.args[0]["visible"]) for b in buttons] == [9, 9]

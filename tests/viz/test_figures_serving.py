@@ -9,16 +9,17 @@ from gpucomm import GpucommError
 
 plotly = pytest.importorskip("plotly")
 
+from gpucomm.model.fabric import make_fabric, system_fabric  # noqa: E402
 from gpucomm.model.measurements import NVIDIA_BLOG_TP2_THROUGHPUT  # noqa: E402
-from gpucomm.model.planning import ServingConfig, serving_estimate, system_serving_config  # noqa: E402
+from gpucomm.model.planning import serving_estimate  # noqa: E402
+from gpucomm.model.tp import tp_step  # noqa: E402
 from gpucomm.viz.figures.serving import Workload, system_comparison_figure, tp2_throughput_figure, tp_decode_scaling_figure  # noqa: E402
 
-H100 = ServingConfig("H100 SXM", "h100_sxm5", "nvlink4")
-RTX4090 = ServingConfig("RTX 4090", "rtx_4090", "pcie4", p2p=False)
+H100 = make_fabric("nvlink4", gpu="h100_sxm5", name="H100 SXM")
+RTX4090 = make_fabric("pcie4", p2p=False, gpu="rtx_4090", name="RTX 4090")
 
-
-CONFIGS = (H100, ServingConfig("H100 one-shot", "h100_sxm5", "nvlink4", fabric=dict(algorithm="one_shot")), RTX4090,
-           ServingConfig("2 GPUs only", "h100_sxm5", "nvlink4", max_tp=2))
+FABRICS = (H100, H100.replace(name="H100 one-shot"), RTX4090, H100.replace(name="2 GPUs only", gpus_per_node=2))
+ALGORITHMS = ("auto", "one_shot", "auto", "auto")
 
 
 def _small(fig):
@@ -34,18 +35,22 @@ def step_text(fig, i):
 
 
 def test_tp_decode_figure_matches_the_model_in_every_slider_step():
-    fig = tp_decode_scaling_figure("llama-3-70b", CONFIGS, batches=(1, 64), initial_batch=1)
+    fig = tp_decode_scaling_figure("llama-3-70b", FABRICS, batches=(1, 64), initial_batch=1, algorithms=ALGORITHMS)
     _small(fig)
-    assert len(fig.data) == 2 * len(CONFIGS)
+    assert len(fig.data) == 2 * len(FABRICS)
     step = fig.layout.sliders[0].steps[1]  # batch 64
     y, symbols = step.args[0]["y"], step.args[0]["marker.symbol"]
-    s = RTX4090.step("llama-3-70b", tp_size=4, phase="decode", batch=64, prompt_len=1024)
+    s = tp_step("llama-3-70b", fabric=RTX4090, tp_size=4, phase="decode", batch=64, prompt_len=1024)
+    one = tp_step("llama-3-70b", fabric=H100, tp_size=8, phase="decode", batch=64, prompt_len=1024, algorithm="one_shot")
+    assert y[2][3] == pytest.approx(one.tokens_per_s_per_user) and one.all_reduce.algorithm == "one_shot"
     assert y[4][2] == pytest.approx(s.tokens_per_s_per_user) and y[5][2] == pytest.approx(s.tokens_per_s_per_gpu)
     assert symbols[4][2] == ("circle" if s.fits_memory else "circle-open") == "circle-open"
-    assert y[6][2] is None  # beyond max_tp
+    assert y[6][2] is None  # beyond the fabric's GPUs per node
     assert list(fig.data[0].y) == step_y(fig, 0)[0]
     with pytest.raises(GpucommError, match="batch"):
-        tp_decode_scaling_figure("llama-3-70b", CONFIGS, batches=(1, 64), initial_batch=3)
+        tp_decode_scaling_figure("llama-3-70b", FABRICS, batches=(1, 64), initial_batch=3)
+    with pytest.raises(GpucommError, match="one per fabric"):
+        tp_decode_scaling_figure("llama-3-70b", FABRICS, algorithms=("auto",))
 
 
 def test_tp2_throughput_figure():
@@ -63,7 +68,7 @@ def test_system_comparison_dropdown():
     buttons = fig.layout.updatemenus[0].buttons
     assert [b.label for b in buttons] == ["8B", "405B"]
     user, gpu = buttons[1].args[0]["y"]
-    h200 = serving_estimate("llama-3.1-405b", system_serving_config("dgx_h200"), tp_size=8, batch=8)
+    h200 = serving_estimate("llama-3.1-405b", system_fabric("dgx_h200"), tp_size=8, batch=8)
     assert user[1] == pytest.approx(h200.tokens_per_s_per_user) and gpu[1] == pytest.approx(h200.tokens_per_s_per_gpu)
     texts = buttons[1].args[0]["text"][0]
     assert "does not fit" in texts[0] and "does not fit" not in texts[1]  # 405B fp16: 8x80 GB no, 8x141 GB yes

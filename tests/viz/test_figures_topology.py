@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from gpucomm import GpucommError
+from gpucomm.model.fabric import make_fabric
 
 plotly = pytest.importorskip("plotly")
 
@@ -23,9 +24,11 @@ def test_mesh_vs_switch_figure_buttons_carry_the_model():
     menu = fig.layout.updatemenus[0]
     assert [b.label for b in menu.buttons] == ["16 KiB", "1 GiB"] and menu.active == 1
     y_sw, y_mesh = menu.buttons[0].args[0]["y"]
-    assert y_sw[0] == pytest.approx(collective_cost("all_reduce", 16 * 2**10, num_ranks=2, link="nvlink4").time_s * 1e6, rel=1e-3)
-    assert y_mesh[-1] == pytest.approx(collective_cost("all_reduce", 16 * 2**10, num_ranks=8, link="nvlink4",
-                                                       topology="mesh").time_s * 1e6, rel=1e-3)
+    mesh = make_fabric("nvlink4", topology="mesh")
+    assert y_sw[0] == pytest.approx(collective_cost("all_reduce", 16 * 2**10, num_ranks=2, fabric="nvlink4").time_s * 1e6,
+                                    rel=1e-3)
+    assert y_mesh[-1] == pytest.approx(collective_cost("all_reduce", 16 * 2**10, num_ranks=8, fabric=mesh).time_s * 1e6,
+                                       rel=1e-3)
     assert list(menu.buttons[0].args[2]) == [4, 5]  # only the time traces change
     assert list(fig.data[4].y) == list(menu.buttons[1].args[0]["y"][0])
     with pytest.raises(GpucommError, match="initial size"):

@@ -12,16 +12,17 @@ pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
 from gpucomm import GpucommError
-from gpucomm.model.cost import collective_cost, make_fabric, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
+from gpucomm.model.cost import collective_cost, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
+from gpucomm.model.fabric import make_fabric, system_fabric
 from gpucomm.model.hardware import pcie_bw_bytes_per_s
 from gpucomm.viz.calculators.collective import (
-    DEFAULT_PATHS, EXPLORER_SIZES, CostInputs, Path, collective_explorer_figure, cost_curves, cost_explorer_figure, cost_series,
+    DEFAULT_FABRICS, EXPLORER_SIZES, CostInputs, collective_explorer_figure, cost_curves, cost_explorer_figure, cost_series,
     size_grid,
 )
 from gpucomm.viz.calculators.generations import GenerationsInputs, generations_explorer_figure
 from gpucomm.viz.calculators.inputs import (
-    Interconnect, check_inputs, compact, get_interconnect, input_fields, interconnect_choices, nodes_for,
-    system_choices, system_fabric,
+    check_inputs, compact, get_interconnect, input_fields, interconnect_choices, interconnect_key, nodes_for,
+    system_choices,
 )
 from gpucomm.viz.calculators.mesh import MeshInputs, mesh_curves, mesh_explorer_figure
 from gpucomm.viz.calculators.tp_inference import (
@@ -44,7 +45,7 @@ def test_changing_controls_updates_traces_to_the_model():
     fig = box.children[-1]
     box.controls["num_ranks"].value = 8
     box.controls["link"].value = "pcie5"
-    time_us, busbw = cost_curves("all_reduce", Path("pcie5"), 8, size_grid())
+    time_us, busbw = cost_curves("all_reduce", make_fabric("pcie5"), 8, size_grid())
     assert list(fig.data[0].y) == pytest.approx(time_us)
     assert list(fig.data[1].y) == pytest.approx(busbw)
     assert "8 GPUs" in box.status.value
@@ -80,8 +81,8 @@ def test_system_algorithm_and_nodes_reach_the_model_alpha_and_beta_apart():
     assert list(fig.data[3].y) == pytest.approx(expected["beta_us"])
     assert list(fig.data[4].y) == pytest.approx(expected["algbw_gbs"])
     assert [a + b for a, b in zip(fig.data[2].y, fig.data[3].y)] == pytest.approx(list(fig.data[0].y))
-    point = collective_cost("all_reduce", 64 * 2**20, num_ranks=16, link="nvlink3", num_nodes=2, network="ib_hdr",
-                            nics_per_node=8)
+    point = collective_cost("all_reduce", 64 * 2**20, num_ranks=16,
+                            fabric=make_fabric("nvlink3", num_nodes=2, network="ib_hdr", nics_per_node=8))
     assert fig.data[5].y[0] == pytest.approx(point.time_s * 1e6)
     assert "2 nodes" in box.status.value and "hierarchical" in box.status.value
 
@@ -102,10 +103,10 @@ def test_cost_explorer_slider_steps_carry_the_model_for_each_gpu_count():
     fig = cost_explorer_figure(gpu_counts=(2, 8), initial_gpus=2)
     step8 = fig.layout.sliders[0].steps[1]
     assert step8.label == "8"
-    expected = cost_curves("all_reduce", DEFAULT_PATHS[0], 8, size_grid())
+    expected = cost_curves("all_reduce", DEFAULT_FABRICS[0], 8, size_grid())
     assert list(step8.args[0]["y"][0]) == pytest.approx(expected[0])
     assert list(step8.args[0]["y"][1]) == pytest.approx(expected[1])
-    assert list(fig.data[0].y) == pytest.approx(cost_curves("all_reduce", DEFAULT_PATHS[0], 2, size_grid())[0])
+    assert list(fig.data[0].y) == pytest.approx(cost_curves("all_reduce", DEFAULT_FABRICS[0], 2, size_grid())[0])
 
 
 def test_collective_explorer_steps_and_views():
@@ -119,7 +120,8 @@ def test_collective_explorer_steps_and_views():
     assert ys[0] == pytest.approx(dgx["time_us"], rel=1e-3)  # view 0, system 0, time
     assert ys[5] == pytest.approx(nvl["time_us"], rel=1e-3)  # view 0, system 1, time
     all_gather_dgx = ys[2 * 5 * 2]  # view 2 (all_gather), system 0: a ring across the 8 nodes
-    ag = [collective_cost("all_gather", s, num_ranks=64, link="nvlink4", num_nodes=8, network="ib_ndr").time_s * 1e6
+    eight_nodes = make_fabric("nvlink4", num_nodes=8, network="ib_ndr")
+    ag = [collective_cost("all_gather", s, num_ranks=64, fabric=eight_nodes).time_s * 1e6
           for s in sizes]
     assert list(all_gather_dgx) == pytest.approx(ag, rel=1e-3)
     menu = fig.layout.updatemenus[0]
@@ -139,8 +141,9 @@ def test_tp_widget_traces_equal_the_model():
     assert list(fig.data[1].y) == pytest.approx([r.prefill.comm_s * 1e3])
     assert list(fig.data[2].y) == pytest.approx([r.decode.compute_s * 1e6])
     assert list(fig.data[3].y) == pytest.approx([r.decode.comm_s * 1e6])
-    speedup = tp_speedup("llama-3-70b", gpu="h200_sxm", tp_size=4, link="nvlink4", topology="mesh", mesh_size=8,
-                         phase="decode", batch=16, prompt_len=8192, context_len=8192 + 128)
+    mesh = make_fabric("nvlink4", topology="mesh", mesh_size=8, gpu="h200_sxm")
+    speedup = tp_speedup("llama-3-70b", tp_size=4, fabric=mesh, phase="decode", batch=16, prompt_len=8192,
+                         context_len=8192 + 128)
     assert list(fig.data[4].x) == [1, 2, 4, 8] and fig.data[4].y[2] == pytest.approx(speedup)
     per_gpu = [tp_request("llama-3-70b", gpu="h200_sxm", tp_size=2, interconnect="nvlink4:mesh8", batch=b)
                .tokens_per_s_per_gpu for b in BATCHES]
@@ -195,7 +198,8 @@ def test_mesh_widget_traces_equal_the_model():
     assert list(fig.data[0].x) == [2, 3, 4]
     assert list(fig.data[0].y) == pytest.approx([pair_bw_bytes_per_s(mesh) / 1e9] * 3)
     assert list(fig.data[1].y) == pytest.approx([per_gpu_bw_bytes_per_s(mesh, n) / 1e9 for n in (2, 3, 4)])
-    t = collective_cost("all_reduce", 128 * 2**20, num_ranks=3, link="nvlink3", topology="mesh", mesh_size=4).time_s
+    t = collective_cost("all_reduce", 128 * 2**20, num_ranks=3,
+                        fabric=make_fabric("nvlink3", topology="mesh", mesh_size=4)).time_s
     assert fig.data[4].y[1] == pytest.approx(t * 1e6)
 
 
@@ -245,7 +249,7 @@ def test_training_widget_traces_equal_the_model():
     box.controls["model"].value = "llama-3-8b"
     box.controls["num_gpus"].value = 4
     compute = step_compute_s("llama-3-8b", gpu="h100_sxm5", num_gpus=4, tokens=4 * 2**20)
-    expected = [step_comm("llama-3-8b", s, num_gpus=4, link="nvlink4", compute_s=compute, overlap=True)
+    expected = [step_comm("llama-3-8b", s, num_gpus=4, fabric="nvlink4", compute_s=compute, overlap=True)
                 for s in ("dp", "fsdp", "pp", "tp")]
     fig = box.figure
     assert list(fig.data[0].y) == pytest.approx([e.volume_bytes / 1e9 for e in expected])
@@ -312,21 +316,23 @@ def test_presets_come_from_the_catalog():
 
     keys = [k for _, k in interconnect_choices()]
     assert len(keys) == 2 * len(LINKS)
-    assert all(get_interconnect(k).key == k for k in keys)
+    assert all(interconnect_key(get_interconnect(k)) == k for k in keys)
     assert {k for _, k in system_choices()} - {"custom"} <= set(SYSTEMS)
-    assert get_interconnect("nvlink4:mesh8") == Interconnect("nvlink4", "mesh", True, 8)
+    assert get_interconnect("nvlink4:mesh8") == make_fabric("nvlink4", topology="mesh", mesh_size=8,
+                                                            name="NVLink 4.0 P2P mesh of 8")
     with pytest.raises(GpucommError):
         get_interconnect("nvlink9:switch")
 
 
-def test_system_fabric_and_nodes():
-    assert system_fabric("dgx_h100", num_ranks=16, num_nodes=2) == {
-        "link": "nvlink4", "p2p": True, "topology": "switch", "num_nodes": 2, "network": "ib_ndr", "nics_per_node": 8}
-    assert system_fabric("pcie_8x_rtx4090", num_ranks=4)["p2p"] is False
+def test_system_inputs_give_the_systems_fabric_and_nodes():
+    fabric = CostInputs(system="dgx_h100", num_ranks=16, num_nodes=2).fabric()
+    assert fabric == system_fabric("dgx_h100", num_nodes=2)
+    assert (fabric.link.key, fabric.network, fabric.nics_per_node) == ("nvlink4", "ib_ndr", 8)
+    assert CostInputs(system="pcie_8x_rtx4090", num_ranks=4).fabric().p2p is False
     with pytest.raises(GpucommError, match="at most 8"):
-        system_fabric("dgx_h100", num_ranks=16)
+        cost_series(CostInputs(system="dgx_h100", num_ranks=16), [2**20])
     with pytest.raises(GpucommError, match="no scale-out NICs"):
-        system_fabric("pcie_8x_rtx4090", num_ranks=16, num_nodes=2)
+        CostInputs(system="pcie_8x_rtx4090", num_ranks=16, num_nodes=2).fabric()
     assert nodes_for("pcie_8x_rtx4090", 7) == 1 and nodes_for("dgx_a100", 9) == 3
 
 

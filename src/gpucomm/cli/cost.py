@@ -18,6 +18,7 @@ from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg, mesh_size, print_json, print_table, size_arg
 from gpucomm.model.collectives import COLLECTIVES
 from gpucomm.model.cost import ALGORITHMS, collective_cost
+from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import INTER_SOCKET_LINKS, get_inter_socket_link, link_keys
 from gpucomm.model.units import format_size, format_time
 
@@ -63,11 +64,12 @@ def run(args: argparse.Namespace) -> int:
     args.mesh_size = mesh_size(args)
     if args.pcie_link is not None and args.topology != "pairs":
         raise GpucommError(f"--pcie-link {args.pcie_link} only applies to bridged pairs: expected --topology pairs")
-    cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, link=args.link, p2p=not args.no_p2p,
-                           protocol=args.protocol, algorithm=args.algo, topology=args.topology,
-                           mesh_size=args.mesh_size, num_nodes=args.nodes, network=args.network,
-                           nics_per_node=args.nics_per_node, gpus_per_uplink=args.gpus_per_uplink,
-                           pcie_link=args.pcie_link or "pcie4", inter_socket=args.inter_socket)
+    fabric = make_fabric(args.link, p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size,
+                         num_nodes=args.nodes, network=args.network, nics_per_node=args.nics_per_node,
+                         gpus_per_uplink=args.gpus_per_uplink, pcie_link=args.pcie_link or "pcie4",
+                         inter_socket=args.inter_socket)
+    cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, fabric=fabric, protocol=args.protocol,
+                           algorithm=args.algo)
     if args.json:
         fabric = dict(topology=args.topology, mesh_size=args.mesh_size if args.topology == "mesh" else None,
                       gpus_per_uplink=args.gpus_per_uplink,

@@ -17,8 +17,9 @@ import argparse
 
 from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg, mesh_size, print_json, print_table
+from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import INTER_SOCKET_LINKS, get_gpu, link_keys
-from gpucomm.model.tp import MODELS, link_for_gpu, tp_forward_comm, tp_step
+from gpucomm.model.tp import MODELS, tp_forward_comm, tp_step
 from gpucomm.model.units import format_size, format_time
 
 __all__ = ["register", "run"]
@@ -58,19 +59,19 @@ def run(args: argparse.Namespace) -> int:
         Unknown model, link or GPU, or a flag that does not apply (printed by ``gpucomm``'s main).
     """
     args.mesh_size = mesh_size(args)
-    if args.gpu:  # a bridged card's NVLink is its bridge: the same link for the table and the step
-        args.link = link_for_gpu(args.gpu, args.link, tp_size=args.tp, topology=args.topology)
+    # with --gpu, a bridged card's NVLink is its bridge: the same fabric for the table and the step
+    fabric = make_fabric(args.link, gpu=args.gpu, p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size,
+                         inter_socket=args.inter_socket)
     if args.context is not None and args.phase != "decode":
         raise GpucommError(f"--context {args.context} only applies to decode (the KV cache read per token): "
                            f"expected --phase decode, or --tokens for the prompt length")
-    fabric = dict(p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size, inter_socket=args.inter_socket)
     # prefill all-reduces every prompt token of every sequence at once; decode one new token per sequence
     num_tokens = args.tokens * args.batch if args.phase == "prefill" else args.batch
-    comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=num_tokens, link=args.link, dtype=args.dtype, **fabric)
+    comm = tp_forward_comm(args.model, tp_size=args.tp, num_tokens=num_tokens, fabric=fabric, dtype=args.dtype)
     step = None
     if args.gpu and get_gpu(args.gpu).has_roofline:
-        step = tp_step(args.model, gpu=args.gpu, tp_size=args.tp, link=args.link, phase=args.phase, batch=args.batch,
-                       prompt_len=args.tokens, context_len=args.context, dtype=args.dtype, **fabric)
+        step = tp_step(args.model, fabric=fabric, tp_size=args.tp, phase=args.phase, batch=args.batch,
+                       prompt_len=args.tokens, context_len=args.context, dtype=args.dtype)
     # tp_step's compute_s is one layer's (two all_reduces per layer): scaled to the forward pass
     compute_s = step.compute_s * comm.all_reduces / 2 if step else None
     if args.json:

@@ -34,17 +34,16 @@ nccl-tests ``doc/PERFORMANCE.md`` (busbw), NCCL ``src/graph/tuning.cc`` (protoco
 from __future__ import annotations
 
 import math
-import dataclasses
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
 from gpucomm.model.collectives import REGISTRY, busbw_factor, check_collective, check_num_ranks, get_collective
-from gpucomm.model.hardware import Link, get_inter_socket_link, get_link
+from gpucomm.model.fabric import Fabric, as_fabric, make_fabric
+from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link
 from gpucomm.model.hardware import calibration as cal
 
 ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical")
 PROTOCOLS = ("LL", "Simple")
-TOPOLOGIES = ("switch", "mesh", "pairs")
 NCCL_ALGORITHMS = ("ring", "nvls", "hierarchical")
 """What ``auto`` chooses from: the algorithms NCCL itself uses for these cases. NCCL's tree is a
 double binary tree *across nodes*; inside a node it is a chain (same steps as the ring, twice the
@@ -61,152 +60,6 @@ ALGORITHMS_FOR = {
 }
 """The algorithms that implement each collective: those of its file in :mod:`gpucomm.model.collectives`,
 then ``hierarchical`` (across nodes only) where it applies."""
-
-
-@dataclass(frozen=True)
-class Fabric:
-    """How the GPUs of one collective are connected.
-
-    Attributes
-    ----------
-    link : Link
-        Each GPU's intra-node link (catalog entry).
-    p2p : bool
-        False: P2P disabled or unsupported, transfers staged through host memory (PCIe only).
-    topology : {"switch", "mesh", "pairs"}
-        ``switch``: every GPU reaches every other at its full bandwidth (NVSwitch, or a PCIe
-        tree for a ring). ``mesh``: direct point-to-point links, each GPU's bandwidth split
-        evenly over its ``mesh_size - 1`` peers, as in NVIDIA's "P2P vs NVSwitch" table (NVIDIA
-        Technical Blog, "NVIDIA NVLink and NVIDIA NVSwitch Supercharge Large Language Model Inference", Aug 2024).
-        ``pairs``: NVLink bridges join GPUs two by two (A40, RTX 3090, A100/H100 PCIe); a
-        collective over more than 2 GPUs runs its ring through ``pcie_link`` between pairs,
-        and the slowest hop sets the ring's pace.
-    pcie_link : str
-        For ``pairs``: the PCIe link the ring crosses between bridged pairs.
-    mesh_size : int
-        GPUs wired in the mesh (for ``mesh``), whether or not all take part.
-    num_nodes : int
-        Nodes; ``num_ranks`` must divide evenly over them.
-    network : str or None
-        Scale-out NIC key (``gpucomm.model.hardware.network``) when ``num_nodes > 1``.
-    nics_per_node : int or None
-        NICs per node (default: one per GPU, as in DGX H100).
-    gpus_per_uplink : int
-        Without P2P: GPUs that share one PCIe uplink to the host (2 behind each PCIe switch in a
-        DGX A100). Staged traffic of those GPUs crosses the same uplink, so each gets 1/k of it.
-        With P2P it does not apply: a ring enters and leaves each switch once, so an uplink
-        carries one flow each way whatever the number of GPUs behind it.
-    inter_socket : str or None
-        Key of :data:`~gpucomm.model.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs sit under both
-        sockets of a two-socket host (``nvidia-smi topo -m`` shows SYS between some of them);
-        None when they share one socket. A ring crosses the socket link once in each direction,
-        every channel of it, so a GPU's ring bandwidth is at most that link's per-direction
-        bandwidth (``InterSocketLink.bw_bytes_per_s``: measured where published, else NCCL's
-        planning figure, which measured Zen 4/5 hosts exceed).
-    """
-
-    link: Link
-    p2p: bool = True
-    topology: str = "switch"
-    mesh_size: int = 8
-    num_nodes: int = 1
-    network: str | None = None
-    nics_per_node: int | None = None
-    gpus_per_uplink: int = 1
-    pcie_link: str = "pcie4"
-    inter_socket: str | None = None
-
-    @property
-    def nvls_capable(self) -> bool:
-        """NVLink SHARP needs third-generation NVSwitch (NVLink 4) or later (NCCL env.rst, NCCL_NVLS_ENABLE)."""
-        return self.link.key in ("nvlink4", "nvlink5") and self.topology == "switch" and self.p2p
-
-
-def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch", mesh_size: int = 8,
-                num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
-                gpus_per_uplink: int = 1, pcie_link: str = "pcie4", inter_socket: str | None = None) -> Fabric:
-    """Validate and build a :class:`Fabric`.
-
-    Parameters
-    ----------
-    link : str or Link
-        Each GPU's intra-node link: key of :data:`~gpucomm.model.hardware.links.LINKS` or an entry.
-    p2p : bool
-        False: P2P disabled or unsupported, traffic staged through host memory (PCIe links only).
-    topology : {"switch", "mesh", "pairs"}
-        How the GPUs are wired (see :class:`Fabric`); ``mesh`` and ``pairs`` need an NVLink link.
-    mesh_size : int
-        GPUs wired in a ``mesh``, 2 to 1024 (checked only for ``mesh``).
-    num_nodes : int
-        Nodes, 1 to 100000.
-    network : str, optional
-        Scale-out NIC key of :data:`~gpucomm.model.hardware.network.NETWORKS`; required when
-        ``num_nodes > 1``, refused for one node.
-    nics_per_node : int, optional
-        NICs per node, 1 to 64 (default: one per GPU); refused for one node.
-    gpus_per_uplink : int
-        GPUs sharing one PCIe uplink to the host, 1 to 64; above 1 only with ``p2p=False``.
-    pcie_link : str
-        PCIe link key the ring crosses between bridged ``pairs`` (``pcie3`` ... ``pcie6``).
-    inter_socket : str, optional
-        Key of :data:`~gpucomm.model.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs span two sockets;
-        only with a PCIe link or ``pairs``.
-
-    Returns
-    -------
-    Fabric
-        With ``link`` resolved to its catalog entry and ``pcie_link``, ``inter_socket`` to their keys.
-
-    Raises
-    ------
-    GpucommError
-        Unknown link, PCIe link, topology, network or inter-socket link; ``p2p`` not a bool;
-        ``p2p=False`` on NVLink; a mesh or pairs on a non-NVLink link, or pairs with a non-PCIe
-        ``pcie_link``; counts out of the ranges above; several nodes without a network, or a
-        network or NIC count for one node; ``gpus_per_uplink > 1`` with P2P; an inter-socket link
-        with NVLink outside ``pairs`` (its traffic does not cross the sockets).
-    """
-    link = get_link(link)
-    if not isinstance(p2p, bool):
-        raise GpucommError(f"p2p {p2p!r} is not valid: expected True or False")
-    if not p2p and link.kind != "pcie":
-        raise GpucommError(
-            f"p2p=False (no P2P) with link {link.key!r}: without P2P, traffic leaves NVLink and is staged through host "
-            "memory over PCIe; expected a PCIe link (pcie3, pcie4, pcie5, pcie6), the path the traffic takes")
-    if topology not in TOPOLOGIES:
-        raise GpucommError(f"unknown topology {topology!r}: expected one of {', '.join(TOPOLOGIES)}")
-    if topology == "mesh":
-        check_num_ranks(mesh_size, minimum=2, maximum=1024, what="mesh size")
-        if link.kind != "nvlink":
-            raise GpucommError(f"topology 'mesh' with link {link.key!r}: a point-to-point mesh wires NVLinks GPU to GPU; "
-                               "expected an NVLink link (e.g. nvlink4), or --topology switch for PCIe")
-    check_num_ranks(num_nodes, maximum=100_000, what="number of nodes")
-    if num_nodes == 1 and (network is not None or nics_per_node is not None):
-        given = ", ".join(f"{k} {v!r}" for k, v in (("network", network), ("NICs per node", nics_per_node)) if v is not None)
-        raise GpucommError(f"{given} given for a single node: "
-                           "expected num_nodes (--nodes) of 2 or more, or no network")
-    if num_nodes > 1:
-        if network is None:
-            raise GpucommError(f"{num_nodes} nodes need a network: expected --network with one of the scale-out links")
-        _network_bw(network)  # validates the key
-        if nics_per_node is not None:
-            check_num_ranks(nics_per_node, maximum=64, what="NICs per node")
-    check_num_ranks(gpus_per_uplink, maximum=64, what="GPUs per uplink")
-    if gpus_per_uplink > 1 and p2p:
-        raise GpucommError(f"{gpus_per_uplink} GPUs per uplink only matters when traffic is staged through the host: "
-                           "expected p2p=False (--no-p2p) or 1")
-    if topology == "pairs" and get_link(pcie_link).kind != "pcie":
-        raise GpucommError(f"pcie link {pcie_link!r} for bridged pairs: expected one of pcie3, pcie4, pcie5, pcie6")
-    if topology == "pairs" and link.kind != "nvlink":
-        raise GpucommError(f"topology 'pairs' with link {link.key!r}: pairs are GPUs joined by NVLink bridges; expected an "
-                           "NVLink link (e.g. nvlink3) with --topology pairs, or --topology switch for plain PCIe")
-    if inter_socket is not None:
-        inter_socket = get_inter_socket_link(inter_socket).key
-        if link.kind != "pcie" and topology != "pairs":
-            raise GpucommError(f"inter-socket link {inter_socket!r} with {link.key!r}: NVLink traffic does not cross the "
-                               "sockets; expected a PCIe link, --topology pairs, or no inter-socket link")
-    return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink,
-                  get_link(pcie_link).key, inter_socket)
 
 
 def _network_bw(key: str) -> float:
@@ -265,7 +118,7 @@ def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
     Parameters
     ----------
     fabric : Fabric
-        A fabric built by :func:`make_fabric`.
+        A fabric built by :func:`gpucomm.model.fabric.make_fabric` or :func:`~gpucomm.model.fabric.system_fabric`.
     num_ranks : int
         GPUs taking part in the collective (on one node).
 
@@ -276,7 +129,7 @@ def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
         ``(n-1)/(m-1)`` on a mesh; for ``pairs`` with more than 2 GPUs, at most the effective
         bandwidth of ``pcie_link``; divided by ``min(gpus_per_uplink, num_ranks)`` (GPUs sharing
         one host uplink); at most the inter-socket link's ``bw_bytes_per_s`` when there is one.
-        The minima model the slowest hop of the ring setting its pace (as :class:`Fabric` describes).
+        The minima model the slowest hop of the ring setting its pace (as :class:`~gpucomm.model.fabric.Fabric` describes).
 
     Raises
     ------
@@ -304,14 +157,14 @@ def pair_bw_bytes_per_s(fabric: Fabric) -> float:
     Parameters
     ----------
     fabric : Fabric
-        A fabric built by :func:`make_fabric`.
+        A fabric built by :func:`gpucomm.model.fabric.make_fabric` or :func:`~gpucomm.model.fabric.system_fabric`.
 
     Returns
     -------
     float
         The link's nominal ``bw_bytes_per_s`` (catalog, no efficiency factor); on a mesh of ``m``
         GPUs, ``bw / (m-1)``: each GPU's links are split evenly over its ``m-1`` peers (see
-        :class:`Fabric`).
+        :class:`~gpucomm.model.fabric.Fabric`).
     """
     bw = fabric.link.bw_bytes_per_s
     return bw / (fabric.mesh_size - 1) if fabric.topology == "mesh" else bw
@@ -485,7 +338,7 @@ def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tupl
     for the whole collective, as NCCL picks one per call."""
     nodes = fabric.num_nodes
     g = n // nodes
-    intra = _one_node(fabric)
+    intra = fabric.one_node()
     net_bw_per_gpu = min(_net_bw_per_gpu(fabric, g), _gpu_feed_bw(fabric))
     inter_wire = (size / g) * busbw_factor("all_reduce", nodes)
     inter_steps = 2 * (nodes - 1)
@@ -511,11 +364,6 @@ def _net_bw_per_gpu(fabric: Fabric, g: int) -> float:
     return _network_bw(fabric.network) * nics / g * cal.NET_EFFICIENCY.value
 
 
-def _one_node(fabric: Fabric) -> Fabric:
-    """The same GPUs and links, inside one node (no network)."""
-    return dataclasses.replace(fabric, num_nodes=1, network=None, nics_per_node=None)
-
-
 def _gpu_feed_bw(fabric: Fabric) -> float:
     """What one GPU can push towards its NIC, per direction, in bytes/s: over a PCIe link, that link's effective rate
     (GPUDirect RDMA reads GPU memory over it; without P2P the data is staged through host memory); NVLink GPUs
@@ -539,7 +387,7 @@ def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
     flow on one NIC."""
     nodes = fabric.num_nodes
     g = n // nodes
-    intra = _one_node(fabric)
+    intra = fabric.one_node()
     intra_bw = per_gpu_bw_bytes_per_s(intra, g) if g > 1 else _gpu_feed_bw(fabric)
     nic_bw = min(_network_bw(fabric.network) * cal.NET_EFFICIENCY.value, _gpu_feed_bw(fabric))
     node_bw = nic_bw * (fabric.nics_per_node or g)  # all of a node's NICs, one ring each
@@ -559,11 +407,20 @@ def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
     return "ring", best, *costs[best]
 
 
-def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: str | Link, p2p: bool = True,
-                    algorithm: str = "auto", protocol: str = "auto", topology: str = "switch", mesh_size: int = 8,
-                    num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
-                    gpus_per_uplink: int = 1, pcie_link: str = "pcie4",
-                    inter_socket: str | None = None) -> CollectiveCost:
+def _check_fits(fabric: Fabric, per_node: int) -> None:
+    """Refuse more GPUs per node than the fabric holds, and a ring over more than a pair of bridged cards."""
+    if fabric.gpus_per_node is not None and per_node > fabric.gpus_per_node:
+        raise GpucommError(f"{per_node} GPUs per node do not fit {fabric.label} ({fabric.gpus_per_node} GPUs per node): "
+                           f"expected at most {fabric.gpus_per_node} GPUs per node (use more nodes)")
+    if fabric.gpu is not None and per_node > 2 and fabric.topology != "pairs" and fabric.link.kind == "nvlink":
+        if get_gpu(fabric.gpu).nvlink_bridge:
+            raise GpucommError(f"{per_node} GPUs of {fabric.gpu!r} over {fabric.link.key!r}: its NVLink bridge joins GPUs two "
+                               "by two; expected topology 'pairs' (the ring crosses PCIe between pairs), a PCIe link, "
+                               "or 2 GPUs")
+
+
+def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: Fabric | str | Link,
+                    algorithm: str = "auto", protocol: str = "auto") -> CollectiveCost:
     """Predict time, algbw and busbw of one collective.
 
     Parameters
@@ -575,18 +432,16 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
         all_reduce, broadcast, reduce; total buffer for all_gather, reduce_scatter, all_to_all).
     num_ranks : int
         GPUs taking part, 1 to 100000 (all nodes together).
-    link : str or Link
-        Each GPU's intra-node link.
-    p2p : bool
-        False: P2P disabled, staged through host memory (PCIe links only).
+    fabric : Fabric, str or Link
+        How the GPUs are connected (:func:`gpucomm.model.fabric.make_fabric`,
+        :func:`gpucomm.model.fabric.system_fabric`); a link key alone stands for that link through a
+        switch, one node, P2P on.
     algorithm : str
         One of :data:`ALGORITHMS`. ``auto`` picks the cheapest of :data:`NCCL_ALGORITHMS`
         that apply (NVLS only behind NVLink 4+ switches). Across nodes only ``ring`` (one ring per NIC
         through every GPU) and, for all_reduce, ``hierarchical`` are modelled.
     protocol : {"auto", "LL", "Simple"}
         ``auto`` takes the cheaper, as NCCL's tuner does.
-    topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink, pcie_link, inter_socket
-        See :class:`Fabric`.
 
     Returns
     -------
@@ -595,9 +450,10 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     Raises
     ------
     GpucommError
-        Unknown collective, link, algorithm, protocol, topology or network; an algorithm
-        that does not apply (NVLS on A100, rhd on 6 ranks, one_shot without P2P, tree across
-        nodes); ``num_ranks`` not divisible by ``num_nodes``; sizes or counts out of range.
+        Unknown collective, link, algorithm or protocol; an algorithm that does not apply (NVLS on
+        A100, rhd on 6 ranks, one_shot without P2P, tree across nodes); ``num_ranks`` not divisible by
+        the fabric's nodes, more GPUs per node than it holds, more than 2 GPUs of a bridged card
+        outside ``pairs``; sizes or counts out of range.
 
     Notes
     -----
@@ -609,7 +465,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     Llama-3-70B TP=4 activation (64 MiB) on 4x A100 NVLink: 603 us measured with nccl-tests in Baobao
     Algorithm Notes' article (:func:`gpucomm.model.measurements.llama70b_tp4_4xa100`).
 
-    >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, link="nvlink3")
+    >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, fabric="nvlink3")
     >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
     (613, 'ring', 'Simple')
     """
@@ -620,11 +476,10 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
         raise GpucommError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
     if protocol != "auto" and protocol not in PROTOCOLS:
         raise GpucommError(f"unknown protocol {protocol!r}: expected auto or one of {', '.join(PROTOCOLS)}")
-    fabric = make_fabric(link, p2p=p2p, topology=topology, mesh_size=mesh_size, num_nodes=num_nodes, network=network,
-                         nics_per_node=nics_per_node, gpus_per_uplink=gpus_per_uplink, pcie_link=pcie_link,
-                         inter_socket=inter_socket)
+    fabric = as_fabric(fabric)
     if n % fabric.num_nodes:
         raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
+    _check_fits(fabric, n // fabric.num_nodes)
     if fabric.inter_socket is not None and fabric.topology == "pairs" and n // fabric.num_nodes <= 2:
         raise GpucommError(f"inter-socket link {fabric.inter_socket!r} with {n} GPUs of a bridged pair: their traffic stays "
                            "on the NVLink bridge; expected more than 2 GPUs per node, or no inter-socket link")
@@ -660,13 +515,14 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, link: st
     algbw = size / time_s
     factor = busbw_factor(collective, n)
     return CollectiveCost(
-        collective=collective, algorithm=algo, protocol=proto, link=fabric.link.key, p2p=p2p, num_ranks=n,
+        collective=collective, algorithm=algo, protocol=proto, link=fabric.link.key, p2p=fabric.p2p, num_ranks=n,
         msg_bytes=size, time_s=time_s, latency_s=latency_s, transfer_s=transfer_s, bus_bytes=size * factor,
         algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * factor, num_nodes=fabric.num_nodes,
     )
 
 
-def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, link: str | Link, p2p: bool = True, **fabric) -> float:
+def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, fabric: Fabric | str | Link, algorithm: str = "auto",
+                      protocol: str = "auto") -> float:
     """Predicted time in s of one all_reduce.
 
     Parameters
@@ -675,12 +531,10 @@ def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, link: str | Link, p2p: 
         Message size ``S`` in bytes (per-rank buffer, as nccl-tests reports it).
     num_ranks : int
         GPUs taking part.
-    link : str or Link
-        Each GPU's intra-node link.
-    p2p : bool
-        False: P2P disabled, staged through host memory (PCIe links only).
-    **fabric
-        ``algorithm``, ``protocol``, ``topology``, ``num_nodes``, ``network``... as :func:`collective_cost`.
+    fabric : Fabric, str or Link
+        How the GPUs are connected, as :func:`collective_cost`.
+    algorithm, protocol : str
+        As :func:`collective_cost`.
 
     Returns
     -------
@@ -694,10 +548,11 @@ def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, link: str | Link, p2p: 
 
     Examples
     --------
-    >>> round(all_reduce_time_s(64 * 2**20, 4, link="pcie4", p2p=False) * 1e3, 1)
+    >>> round(all_reduce_time_s(64 * 2**20, 4, fabric=make_fabric("pcie4", p2p=False)) * 1e3, 1)
     9.9
     """
-    return collective_cost("all_reduce", msg_bytes, num_ranks=num_ranks, link=link, p2p=p2p, **fabric).time_s
+    return collective_cost("all_reduce", msg_bytes, num_ranks=num_ranks, fabric=fabric, algorithm=algorithm,
+                           protocol=protocol).time_s
 
 
 def alpha_beta_time_s(msg_bytes: float, *, alpha_s: float, bw_bytes_per_s: float,

@@ -438,12 +438,14 @@ def catalog_comparison(records: Iterable[dict], *, link: str, num_gpus: int | No
         Unknown link or algorithm, or a collective/size the model does not cover.
     """
     from gpucomm.model.cost import collective_cost
+    from gpucomm.model.fabric import make_fabric
 
     rows, collective, num_ranks = sweep_rows(records)
     n = num_ranks if num_gpus is None else num_gpus
     out = []
     for r in rows:
-        cost = collective_cost(collective, r["msg_bytes"], num_ranks=n, link=link, p2p=p2p, algorithm=algorithm)
+        cost = collective_cost(collective, r["msg_bytes"], num_ranks=n, fabric=make_fabric(link, p2p=p2p),
+                               algorithm=algorithm)
         model_busbw = cost.busbw_bytes_per_s
         out.append({"msg_bytes": r["msg_bytes"], "time_s": r["time_s"], "busbw_bytes_per_s": r["busbw_bytes_per_s"],
                     "model_time_s": cost.time_s, "model_busbw_bytes_per_s": model_busbw,

@@ -1,7 +1,8 @@
-"""Planning helpers: serving configurations, latency budgets, training compute and memory, system choice.
+"""Planning helpers: serving estimates, latency budgets, a batch served start to finish, training compute and memory.
 
 These functions combine the model layer (:mod:`gpucomm.model.tp`, :mod:`gpucomm.model.training`,
-:mod:`gpucomm.model.cost`, the hardware catalog) into the quantities a reader sizing a
+:mod:`gpucomm.model.cost`, the hardware catalog) for one :class:`gpucomm.model.fabric.Fabric` (the
+GPUs and how they are connected) into the quantities a reader sizing a
 deployment asks for: does it fit, how many tokens per second per user and per GPU, what
 share of the time is communication, how long a training step communicates. They add no
 new communication model; the formulas they do add (training FLOPs, training memory) are
@@ -22,11 +23,11 @@ Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, Table 4: 38-43 % BF1
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gpucomm import GpucommError
+from gpucomm.model.fabric import Fabric
 from gpucomm.model.hardware.gpus import get_gpu
-from gpucomm.model.hardware.nvswitch import System, get_system
 from gpucomm.model.tp import TPStep, get_model, tp_step
 from gpucomm.model.training import STRATEGIES, StepComm, model_params, step_comm
 from gpucomm.model.units import check_int
@@ -52,99 +53,39 @@ arXiv:2304.11277, sec. 3.3). Megatron TP all_reduces sit between dependent matri
 Fig. 3) and pipeline sends start a stage's work, so those stay exposed here."""
 
 
-@dataclass(frozen=True)
-class ServingConfig:
-    """A GPU and how the GPUs of one TP group reach each other.
-
-    Attributes
-    ----------
-    label : str
-        Name shown in tables and legends.
-    gpu : str
-        Key in :data:`gpucomm.model.hardware.gpus.GPUS`.
-    link : str
-        Key in :data:`gpucomm.model.hardware.links.LINKS` (the TP GPUs' link).
-    p2p : bool
-        False: P2P unavailable, transfers staged through host memory (PCIe only).
-    fabric : dict
-        Extra keywords for :func:`gpucomm.model.cost.collective_cost` (``algorithm``, ``topology``, ``mesh_size``).
-    max_tp : int
-        Largest TP degree the configuration offers (its GPUs per NVLink domain or per box).
-    """
-
-    label: str
-    gpu: str
-    link: str
-    p2p: bool = True
-    fabric: dict = field(default_factory=dict)
-    max_tp: int = 8
-
-    def step(self, model: str, *, tp_size: int, **kwargs) -> TPStep:
-        """:func:`gpucomm.model.tp.tp_step` for this configuration.
-
-        Parameters
-        ----------
-        model : str
-            Model preset.
-        tp_size : int
-            TP degree.
-        **kwargs
-            Other keywords of :func:`gpucomm.model.tp.tp_step` (``phase``, ``batch``, ``prompt_len``...).
-
-        Returns
-        -------
-        TPStep
-        """
-        return tp_step(model, gpu=self.gpu, tp_size=tp_size, link=self.link, p2p=self.p2p, **self.fabric, **kwargs)
+TP_LIMIT = 8
+"""Largest TP degree the serving estimates offer by default: the attention heads of the presets divide by 8, and TP
+beyond one node's worth of GPUs (8 in DGX/HGX systems) is rarely used."""
 
 
-def system_serving_config(system: str | System, *, max_tp: int | None = None) -> ServingConfig:
-    """The :class:`ServingConfig` of a catalog system: its GPU and the link between its GPUs.
+def max_tp_size(fabric: Fabric) -> int:
+    """Largest TP degree a fabric offers: its GPUs per node (NVLink domain or PCIe box), at most :data:`TP_LIMIT`.
 
     Parameters
     ----------
-    system : str or System
-        Key in :data:`gpucomm.model.hardware.nvswitch.SYSTEMS`.
-    max_tp : int, optional
-        Largest TP degree to offer (default: the system's NVLink domain, or its GPU count for PCIe boxes,
-        capped at 8, the usual TP limit: the attention heads of the presets are divisible by 8 and TP
-        beyond one node's worth of GPUs is rarely used).
+    fabric : Fabric
+        The GPUs and how they are connected (``gpus_per_node`` None: not limited by the fabric).
 
     Returns
     -------
-    ServingConfig
-
-    Raises
-    ------
-    GpucommError
-        Unknown system; a fabric the TP model cannot describe (cube-mesh, bridged pairs), or a GPU without
-        an NVLink or PCIe generation in the catalog.
+    int
+        ``min(fabric.gpus_per_node, TP_LIMIT)``, or :data:`TP_LIMIT` when the fabric does not say.
 
     Examples
     --------
-    >>> c = system_serving_config("dgx_h100")
-    >>> c.gpu, c.link, c.p2p, c.max_tp
-    ('h100_sxm5', 'nvlink4', True, 8)
-    >>> c = system_serving_config("pcie_8x_rtx4090")
-    >>> c.link, c.p2p
-    ('pcie4', False)
+    >>> from gpucomm.model.fabric import make_fabric, system_fabric
+    >>> max_tp_size(system_fabric("gb200_nvl72")), max_tp_size(make_fabric("pcie4", p2p=False, gpus_per_node=2))
+    (8, 2)
     """
-    sys_ = get_system(system)
-    gpu = get_gpu(sys_.gpu_key)
-    if sys_.fabric == "nvswitch":
-        if not gpu.nvlink_gen:
-            raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has no NVLink generation in the catalog")
-        link = f"nvlink{gpu.nvlink_gen}"
-        domain = sys_.nvlink_domain_size
-    elif sys_.fabric == "pcie":
-        if not gpu.pcie_gen:
-            raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has no PCIe generation in the catalog")
-        link = f"pcie{gpu.pcie_gen}"
-        domain = sys_.num_gpus
-    else:
-        raise GpucommError(f"system {sys_.key!r} has fabric {sys_.fabric!r}: expected nvswitch or pcie "
-                           "(cube-mesh and bridged pairs are not all-to-all)")
-    return ServingConfig(sys_.name, gpu.key, link, p2p=sys_.p2p, max_tp=max_tp or min(domain, 8))
+    return min(fabric.gpus_per_node or TP_LIMIT, TP_LIMIT)
+
+
+def _gpu_of(fabric: Fabric) -> str:
+    """The fabric's GPU key; estimates with compute or memory need one."""
+    if fabric.gpu is None:
+        raise GpucommError(f"no GPU in the fabric ({fabric.label}): expected a fabric with its GPU, e.g. "
+                           f"make_fabric({fabric.link.key!r}, gpu='h100_sxm5') or system_fabric('dgx_h100')")
+    return fabric.gpu
 
 
 @dataclass(frozen=True)
@@ -157,9 +98,9 @@ class BudgetPoint:
     tokens_per_s_per_gpu: float
 
 
-def max_batch_within_budget(model: str, config: ServingConfig, *, tp_size: int, min_tokens_per_s_per_user: float,
+def max_batch_within_budget(model: str, fabric: Fabric, *, tp_size: int, min_tokens_per_s_per_user: float,
                             max_batch: int = 4096, prompt_len: int = 1024, context_len: int | None = None,
-                            dtype: str = "fp16") -> BudgetPoint | None:
+                            dtype: str = "fp16", algorithm: str = "auto") -> BudgetPoint | None:
     """Largest decode batch that still gives every user ``min_tokens_per_s_per_user`` and fits in memory.
 
     Cloud services fix a per-user speed (a latency budget) and batch as many users as that allows, to
@@ -171,15 +112,15 @@ def max_batch_within_budget(model: str, config: ServingConfig, *, tp_size: int, 
     ----------
     model : str
         Model preset.
-    config : ServingConfig
-        GPU and link.
+    fabric : Fabric
+        The GPUs (with their ``gpu``) and how they are connected.
     tp_size : int
         TP degree.
     min_tokens_per_s_per_user : float
         The budget, tokens/s per user, > 0.
     max_batch : int
         Largest batch considered.
-    prompt_len, context_len, dtype
+    prompt_len, context_len, dtype, algorithm
         As :func:`gpucomm.model.tp.tp_step` (decode phase).
 
     Returns
@@ -194,7 +135,8 @@ def max_batch_within_budget(model: str, config: ServingConfig, *, tp_size: int, 
 
     Examples
     --------
-    >>> h100 = ServingConfig("H100 SXM", "h100_sxm5", "nvlink4")
+    >>> from gpucomm.model.fabric import make_fabric
+    >>> h100 = make_fabric("nvlink4", gpu="h100_sxm5")
     >>> p = max_batch_within_budget("llama-3-70b", h100, tp_size=4, min_tokens_per_s_per_user=40)
     >>> p.tokens_per_s_per_user >= 40
     True
@@ -205,8 +147,8 @@ def max_batch_within_budget(model: str, config: ServingConfig, *, tp_size: int, 
         raise GpucommError(f"max batch {max_batch!r} is not valid: expected a positive integer")
 
     def step(batch: int) -> TPStep:
-        return config.step(model, tp_size=tp_size, phase="decode", batch=batch, prompt_len=prompt_len,
-                           context_len=context_len, dtype=dtype)
+        return tp_step(model, fabric=fabric, tp_size=tp_size, phase="decode", batch=batch, prompt_len=prompt_len,
+                       context_len=context_len, dtype=dtype, algorithm=algorithm)
 
     def ok(s: TPStep) -> bool:
         return s.fits_memory and s.tokens_per_s_per_user >= min_tokens_per_s_per_user
@@ -228,7 +170,7 @@ def max_batch_within_budget(model: str, config: ServingConfig, *, tp_size: int, 
 class ServingEstimate:
     """Serving one model on one TP group: memory, speed, communication. Times in s, rates in tokens/s."""
 
-    config: ServingConfig
+    fabric: Fabric
     model: str
     tp_size: int
     batch: int
@@ -244,16 +186,16 @@ class ServingEstimate:
     """Prefill of one batch of prompts (communication included, no queueing)."""
 
 
-def serving_estimate(model: str, config: ServingConfig, *, tp_size: int, batch: int = 1, prompt_len: int = 1024,
-                     dtype: str = "fp16") -> ServingEstimate:
+def serving_estimate(model: str, fabric: Fabric, *, tp_size: int, batch: int = 1, prompt_len: int = 1024,
+                     dtype: str = "fp16", algorithm: str = "auto") -> ServingEstimate:
     """Decode and prefill of one TP group, summarised for a decision table.
 
     Parameters
     ----------
     model : str
         Model preset.
-    config : ServingConfig
-        GPU and link.
+    fabric : Fabric
+        The GPUs (with their ``gpu``) and how they are connected.
     tp_size : int
         TP degree.
     batch : int
@@ -262,6 +204,9 @@ def serving_estimate(model: str, config: ServingConfig, *, tp_size: int, batch: 
         Prompt tokens per sequence; decode reads a KV cache of that length.
     dtype : str
         Weights, activations and KV cache dtype.
+    algorithm : str
+        All_reduce algorithm (``one_shot``: an inference engine's custom all_reduce), as
+        :func:`gpucomm.model.cost.collective_cost`.
 
     Returns
     -------
@@ -274,14 +219,16 @@ def serving_estimate(model: str, config: ServingConfig, *, tp_size: int, batch: 
 
     Examples
     --------
-    >>> e = serving_estimate("llama-3-8b", ServingConfig("RTX 4090", "rtx_4090", "pcie4", p2p=False), tp_size=1)
+    >>> from gpucomm.model.fabric import make_fabric
+    >>> e = serving_estimate("llama-3-8b", make_fabric("pcie4", p2p=False, gpu="rtx_4090"), tp_size=1)
     >>> e.fits_memory, e.decode_comm_share
     (True, 0.0)
     """
-    dec = config.step(model, tp_size=tp_size, phase="decode", batch=batch, prompt_len=prompt_len, dtype=dtype)
-    pre = config.step(model, tp_size=tp_size, phase="prefill", batch=batch, prompt_len=prompt_len, dtype=dtype)
-    return ServingEstimate(config, get_model(model).key, tp_size, batch, dec.fits_memory, dec.mem_bytes_per_gpu,
-                           get_gpu(config.gpu).mem_bytes, dec, pre, dec.tokens_per_s_per_user, dec.tokens_per_s_per_gpu,
+    common = dict(fabric=fabric, tp_size=tp_size, batch=batch, prompt_len=prompt_len, dtype=dtype, algorithm=algorithm)
+    dec = tp_step(model, phase="decode", **common)
+    pre = tp_step(model, phase="prefill", **common)
+    return ServingEstimate(fabric, get_model(model).key, tp_size, batch, dec.fits_memory, dec.mem_bytes_per_gpu,
+                           get_gpu(_gpu_of(fabric)).mem_bytes, dec, pre, dec.tokens_per_s_per_user, dec.tokens_per_s_per_gpu,
                            dec.comm_share, pre.step_s)
 
 
@@ -317,16 +264,16 @@ class RequestThroughput:
     fits_memory: bool
 
 
-def request_throughput(model: str, config: ServingConfig, *, tp_size: int, batch: int, isl: int, osl: int,
-                       dtype: str = "fp16") -> RequestThroughput:
+def request_throughput(model: str, fabric: Fabric, *, tp_size: int, batch: int, isl: int, osl: int,
+                       dtype: str = "fp16", algorithm: str = "auto") -> RequestThroughput:
     """Output tokens/s per GPU of a batch served start to finish (prefill, then ``osl`` decode steps).
 
     Parameters
     ----------
     model : str
         Model preset (``"llama-3-70b"``).
-    config : ServingConfig
-        GPU, link and fabric (``fabric={"topology": "mesh", "mesh_size": 8}`` for the
+    fabric : Fabric
+        The GPUs (with their ``gpu``) and how they are connected (``topology="mesh", mesh_size=8`` for the
         point-to-point board of NVIDIA's Table 3).
     tp_size : int
         TP degree.
@@ -336,6 +283,8 @@ def request_throughput(model: str, config: ServingConfig, *, tp_size: int, batch
         Input (prompt) and output sequence lengths in tokens, >= 1.
     dtype : str
         Weights, activations and KV cache dtype.
+    algorithm : str
+        All_reduce algorithm, as :func:`gpucomm.model.cost.collective_cost`.
 
     Returns
     -------
@@ -356,8 +305,9 @@ def request_throughput(model: str, config: ServingConfig, *, tp_size: int, batch
 
     Examples
     --------
-    >>> switch = ServingConfig("NVSwitch", "h200_sxm", "nvlink4")
-    >>> mesh = ServingConfig("point-to-point", "h200_sxm", "nvlink4", fabric={"topology": "mesh", "mesh_size": 8})
+    >>> from gpucomm.model.fabric import make_fabric
+    >>> switch = make_fabric("nvlink4", gpu="h200_sxm")
+    >>> mesh = make_fabric("nvlink4", gpu="h200_sxm", topology="mesh", mesh_size=8)
     >>> a = request_throughput("llama-3-70b", switch, tp_size=2, batch=32, isl=8192, osl=256)
     >>> b = request_throughput("llama-3-70b", mesh, tp_size=2, batch=32, isl=8192, osl=256)
     >>> round(a.tokens_per_s_per_gpu / b.tokens_per_s_per_gpu, 1)
@@ -366,9 +316,9 @@ def request_throughput(model: str, config: ServingConfig, *, tp_size: int, batch
     for name, value in (("input length", isl), ("output length", osl)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer number of tokens")
-    pre = config.step(model, tp_size=tp_size, phase="prefill", batch=batch, prompt_len=isl, dtype=dtype)
-    dec = config.step(model, tp_size=tp_size, phase="decode", batch=batch, prompt_len=isl,
-                      context_len=isl + osl // 2, dtype=dtype)
+    common = dict(fabric=fabric, tp_size=tp_size, batch=batch, prompt_len=isl, dtype=dtype, algorithm=algorithm)
+    pre = tp_step(model, phase="prefill", **common)
+    dec = tp_step(model, phase="decode", context_len=isl + osl // 2, **common)
     request_s = pre.step_s + osl * dec.step_s
     return RequestThroughput(pre.step_s, dec.step_s, request_s, batch * osl / request_s / tp_size,
                              dec.tokens_per_s_per_user, pre.comm_share, dec.comm_share, dec.fits_memory)
@@ -482,33 +432,26 @@ class TrainingCommEstimate:
     mem_bytes_per_gpu: float
 
 
-def training_comm_estimate(model: str, strategy: str, *, gpu: str, link: str, num_gpus: int, tokens_per_gpu: int = 8192,
-                           seq_len: int = 8192, p2p: bool = True, overlap: bool = False, mfu: float = LLAMA3_MFU,
-                           **fabric) -> TrainingCommEstimate:
+def training_comm_estimate(model: str, strategy: str, *, fabric: Fabric, num_gpus: int, tokens_per_gpu: int = 8192,
+                           seq_len: int = 8192, overlap: bool = False, mfu: float = LLAMA3_MFU) -> TrainingCommEstimate:
     """Communication of one training step for one strategy, with overlap against the backward pass.
 
     Parameters
     ----------
     model, strategy : str
         As :func:`gpucomm.model.training.step_comm`.
-    gpu : str
-        GPU key (sets the compute time).
-    link : str
-        The GPUs' link.
+    fabric : Fabric
+        The GPUs (their ``gpu`` sets the compute time) and how they are connected, nodes and network included.
     num_gpus : int
         GPUs in the group, >= 2.
     tokens_per_gpu : int
         Tokens each GPU's share of the step holds (weak scaling: the global batch is ``num_gpus x tokens_per_gpu``).
     seq_len : int
         Sequence length (pipeline micro-batches of one sequence).
-    p2p : bool
-        False: P2P unavailable, staged through host memory (PCIe only).
     overlap : bool
         Overlap communication with the backward pass, for :data:`OVERLAPPABLE_STRATEGIES` only.
     mfu : float
         For the compute time (:func:`training_compute_s`).
-    **fabric
-        Passed to :func:`gpucomm.model.training.step_comm`.
 
     Returns
     -------
@@ -517,18 +460,19 @@ def training_comm_estimate(model: str, strategy: str, *, gpu: str, link: str, nu
     Raises
     ------
     GpucommError
-        Any error of :func:`gpucomm.model.training.step_comm` or :func:`training_compute_s`.
+        A fabric without a GPU; any error of :func:`gpucomm.model.training.step_comm` or :func:`training_compute_s`.
 
     Examples
     --------
-    >>> e = training_comm_estimate("llama-3-8b", "dp", gpu="h100_sxm5", link="nvlink4", num_gpus=8, overlap=True)
+    >>> from gpucomm.model.fabric import make_fabric
+    >>> h100 = make_fabric("nvlink4", gpu="h100_sxm5")
+    >>> e = training_comm_estimate("llama-3-8b", "dp", fabric=h100, num_gpus=8, overlap=True)
     >>> e.exposed_s < e.comm.time_s
     True
     """
     tokens = num_gpus * tokens_per_gpu
-    compute = training_compute_s(model, gpu=gpu, num_gpus=num_gpus, global_batch_tokens=tokens, mfu=mfu)
-    comm = step_comm(model, strategy, num_gpus=num_gpus, link=link, global_batch_tokens=tokens, seq_len=seq_len,
-                     p2p=p2p, **fabric)
+    compute = training_compute_s(model, gpu=_gpu_of(fabric), num_gpus=num_gpus, global_batch_tokens=tokens, mfu=mfu)
+    comm = step_comm(model, strategy, num_gpus=num_gpus, fabric=fabric, global_batch_tokens=tokens, seq_len=seq_len)
     hide = overlap and strategy in OVERLAPPABLE_STRATEGIES
     exposed = max(0.0, comm.time_s - BACKWARD_SHARE_OF_COMPUTE * compute) if hide else comm.time_s
     return TrainingCommEstimate(strategy, comm, compute, exposed, hide,
@@ -548,25 +492,19 @@ class HybridStepEstimate:
     """Exposed communication / (compute + exposed communication)."""
 
 
-def hybrid_step_estimate(model: str, *, gpu: str, link: str, num_nodes: int, network: str, gpus_per_node: int = 8,
-                         nics_per_node: int | None = None, global_batch_tokens: int = 16 * 2**20, seq_len: int = 8192,
-                         overlap_dp: bool = True, mfu: float = LLAMA3_MFU) -> HybridStepEstimate:
-    """One pre-training step with TP over the GPUs of a node and DP across ``num_nodes`` nodes.
+def hybrid_step_estimate(model: str, *, fabric: Fabric, gpus_per_node: int = 8, global_batch_tokens: int = 16 * 2**20,
+                         seq_len: int = 8192, overlap_dp: bool = True, mfu: float = LLAMA3_MFU) -> HybridStepEstimate:
+    """One pre-training step with TP over the GPUs of a node and DP across the fabric's nodes.
 
     Parameters
     ----------
     model : str
         Model preset.
-    gpu, link : str
-        GPU and intra-node link.
-    num_nodes : int
-        Nodes (= DP replicas), >= 2.
-    network : str
-        Scale-out port type (:data:`gpucomm.model.hardware.network.NETWORKS`).
+    fabric : Fabric
+        The GPUs (their ``gpu`` sets the compute time), the link inside a node, and ``num_nodes`` (= DP
+        replicas, >= 2) over ``network`` with ``nics_per_node`` (default one per GPU).
     gpus_per_node : int
         TP degree, >= 2.
-    nics_per_node : int, optional
-        Scale-out NICs per node (default one per GPU).
     global_batch_tokens : int
         Tokens per optimizer step (default 16 Mi, Llama 3 405B's batch, arXiv:2407.21783 Table 4).
     seq_len : int
@@ -596,10 +534,13 @@ def hybrid_step_estimate(model: str, *, gpu: str, link: str, num_nodes: int, net
 
     Examples
     --------
-    >>> e = hybrid_step_estimate("llama-3-70b", gpu="h100_sxm5", link="nvlink4", num_nodes=16, network="ib_ndr")
+    >>> from gpucomm.model.fabric import make_fabric
+    >>> cluster = make_fabric("nvlink4", gpu="h100_sxm5", num_nodes=16, network="ib_ndr")
+    >>> e = hybrid_step_estimate("llama-3-70b", fabric=cluster)
     >>> 0 < e.comm_share < 1
     True
     """
+    num_nodes = fabric.num_nodes
     check_int(num_nodes, "number of nodes", 2)
     check_int(gpus_per_node, "GPUs per node", 2)
     per_node = global_batch_tokens // num_nodes
@@ -607,10 +548,11 @@ def hybrid_step_estimate(model: str, *, gpu: str, link: str, num_nodes: int, net
         raise GpucommError(f"global batch of {global_batch_tokens} tokens over {num_nodes} nodes is less than one "
                            f"{seq_len}-token sequence per node: expected at least {num_nodes * seq_len} tokens")
     num_gpus = num_nodes * gpus_per_node
-    compute = training_compute_s(model, gpu=gpu, num_gpus=num_gpus, global_batch_tokens=global_batch_tokens, mfu=mfu)
-    tp = step_comm(model, "tp", num_gpus=gpus_per_node, link=link, global_batch_tokens=per_node, seq_len=seq_len)
-    dp = step_comm(model, "dp", num_gpus=num_gpus, link=link, num_nodes=num_nodes, network=network,
-                   nics_per_node=nics_per_node)
+    compute = training_compute_s(model, gpu=_gpu_of(fabric), num_gpus=num_gpus, global_batch_tokens=global_batch_tokens,
+                                 mfu=mfu)
+    tp = step_comm(model, "tp", num_gpus=gpus_per_node, fabric=fabric.one_node(), global_batch_tokens=per_node,
+                   seq_len=seq_len)
+    dp = step_comm(model, "dp", num_gpus=num_gpus, fabric=fabric)
     dp_exposed = max(0.0, dp.time_s - BACKWARD_SHARE_OF_COMPUTE * compute) if overlap_dp else dp.time_s
     exposed = tp.time_s + dp_exposed
     return HybridStepEstimate(tp, dp, compute, tp.time_s + dp.time_s, exposed, exposed / (compute + exposed))

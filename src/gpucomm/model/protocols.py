@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
+from gpucomm.model.fabric import Fabric
+from gpucomm.model.hardware import Link
 
 MAX_CROSSOVER_BYTES = 64 * 2**30
 """Largest size :func:`protocol_crossover_bytes` scans (64 GiB): beyond the buffers any GPU holds."""
 
 
-def protocol_crossover_bytes(collective: str, *, num_ranks: int, link: str, algorithm: str = "ring",
-                             **fabric) -> int:
+def protocol_crossover_bytes(collective: str, *, num_ranks: int, fabric: Fabric | str | Link,
+                             algorithm: str = "ring") -> int:
     """Smallest power-of-two message size at which the Simple protocol is cheaper than LL, in bytes.
 
     Parameters
@@ -26,12 +28,10 @@ def protocol_crossover_bytes(collective: str, *, num_ranks: int, link: str, algo
         torch.distributed name.
     num_ranks : int
         GPUs taking part.
-    link : str
-        Catalog link key.
+    fabric : Fabric, str or Link
+        How the GPUs are connected, as :func:`gpucomm.model.cost.collective_cost` (a link key for a plain link).
     algorithm : str
         An algorithm that runs both protocols (not ``nvls``, which is Simple only).
-    **fabric
-        Passed to :func:`gpucomm.model.cost.collective_cost` (``p2p``, ``topology``...).
 
     Returns
     -------
@@ -49,16 +49,16 @@ def protocol_crossover_bytes(collective: str, *, num_ranks: int, link: str, algo
 
     Examples
     --------
-    >>> protocol_crossover_bytes("all_reduce", num_ranks=8, link="nvlink4") > 2**20
+    >>> protocol_crossover_bytes("all_reduce", num_ranks=8, fabric="nvlink4") > 2**20
     True
     """
     size = 8
     while size <= MAX_CROSSOVER_BYTES:
-        ll = collective_cost(collective, size, num_ranks=num_ranks, link=link, algorithm=algorithm, protocol="LL",
-                             **fabric)
-        simple = collective_cost(collective, size, num_ranks=num_ranks, link=link, algorithm=algorithm,
-                                 protocol="Simple", **fabric)
+        ll = collective_cost(collective, size, num_ranks=num_ranks, fabric=fabric, algorithm=algorithm, protocol="LL")
+        simple = collective_cost(collective, size, num_ranks=num_ranks, fabric=fabric, algorithm=algorithm,
+                                 protocol="Simple")
         if simple.time_s < ll.time_s:
             return size
         size *= 2
-    raise GpucommError(f"the Simple protocol never beats LL for {collective} on {num_ranks} x {link} below 64 GiB")
+    label = fabric.label if isinstance(fabric, Fabric) else getattr(fabric, "key", fabric)
+    raise GpucommError(f"the Simple protocol never beats LL for {collective} on {num_ranks} x {label} below 64 GiB")

@@ -15,6 +15,7 @@ from gpucomm import GpucommError
 from gpucomm.model.catalog import lookup
 from gpucomm.model.cost import CollectiveCost, collective_cost
 from gpucomm.model.dtypes import element_type
+from gpucomm.model.fabric import Fabric, as_fabric
 from gpucomm.model.hardware import Link
 
 DTYPE_BYTES = {s: element_type(s).size_bytes for s in ("fp32", "float32", "fp16", "float16", "bf16", "bfloat16", "fp8")}
@@ -183,8 +184,8 @@ class TPForwardComm:
     total_time_s: float
 
 
-def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, link: str | Link,
-                    dtype: str = "fp16", p2p: bool = True, **fabric) -> TPForwardComm:
+def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, fabric: Fabric | str | Link,
+                    dtype: str = "fp16", algorithm: str = "auto") -> TPForwardComm:
     """All_reduce count, size and time of one TP forward pass over ``num_tokens`` tokens.
 
     Parameters
@@ -195,14 +196,13 @@ def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, 
         Tensor-parallel degree (GPUs sharing each layer), >= 1.
     num_tokens : int
         Tokens processed in the pass (prompt length x batch in prefill).
-    link : str or Link
-        Link between the TP GPUs.
+    fabric : Fabric, str or Link
+        How the TP GPUs are connected (:func:`gpucomm.model.fabric.make_fabric`; a link key for a plain link).
     dtype : str
         Activation dtype.
-    p2p : bool
-        False: P2P disabled, staged through host memory (PCIe links only).
-    **fabric
-        ``topology``, ``mesh_size``, ``algorithm``... passed to :func:`gpucomm.model.cost.collective_cost`.
+    algorithm : str
+        All_reduce algorithm, as :func:`gpucomm.model.cost.collective_cost` (``auto``: NCCL's choice;
+        ``one_shot``: an inference engine's custom all_reduce).
 
     Returns
     -------
@@ -213,18 +213,18 @@ def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, 
     Raises
     ------
     GpucommError
-        For bad sizes, unknown model, link or dtype.
+        For bad sizes, unknown model or dtype, or a fabric the cost model refuses.
 
     Examples
     --------
-    >>> comm = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, link="nvlink3")
+    >>> comm = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric="nvlink3")
     >>> comm.all_reduces, comm.msg_bytes // 2**20
     (160, 64)
     """
     cfg = get_model(model)
     check_tp_size(cfg, tp_size)
     msg = tp_all_reduce_bytes(num_tokens, cfg.hidden_size, dtype=dtype)
-    cost = collective_cost("all_reduce", msg, num_ranks=tp_size, link=link, p2p=p2p, **fabric)
+    cost = collective_cost("all_reduce", msg, num_ranks=tp_size, fabric=fabric, algorithm=algorithm)
     count = ALL_REDUCES_PER_LAYER_FORWARD * cfg.num_layers
     return TPForwardComm(cfg.key, tp_size, num_tokens, msg, count, cost, count * cost.time_s)
 
@@ -334,21 +334,21 @@ class TPStep:
     """Whether ``mem_bytes_per_gpu`` fits the GPU's memory."""
 
 
-def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Link, phase: str = "decode",
-            batch: int = 1, prompt_len: int = 1024, context_len: int | None = None, dtype: str = "fp16",
-            p2p: bool = True, **fabric) -> TPStep:
+def tp_step(model: str | ModelConfig, *, fabric: Fabric, tp_size: int, phase: str = "decode", batch: int = 1,
+            prompt_len: int = 1024, context_len: int | None = None, dtype: str = "fp16",
+            algorithm: str = "auto") -> TPStep:
     """Roofline compute + all_reduce communication of one TP forward pass.
 
     Parameters
     ----------
     model : str or ModelConfig
         Model preset.
-    gpu : str
-        GPU catalog key (``gpucomm.model.hardware.gpus``); needs dense FP16/BF16 FLOP/s and memory bandwidth.
+    fabric : Fabric
+        The TP GPUs and how they are connected; its ``gpu`` (:func:`gpucomm.model.fabric.make_fabric` with
+        ``gpu=``, or :func:`gpucomm.model.fabric.system_fabric`) needs dense FP16/BF16 FLOP/s and memory
+        bandwidth in the catalog.
     tp_size : int
         TP degree, >= 1 (a divisor of the attention heads).
-    link : str or Link
-        Link between the TP GPUs.
     phase : {"prefill", "decode"}
         Prefill processes ``batch x prompt_len`` tokens at once; decode one token per sequence.
     batch : int
@@ -359,8 +359,8 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
         Tokens already in the KV cache during decode (default ``prompt_len``).
     dtype : str
         Weights, activations and KV cache dtype.
-    p2p, **fabric
-        Passed to :func:`gpucomm.model.cost.collective_cost` (``p2p``, ``topology``, ``mesh_size``...).
+    algorithm : str
+        All_reduce algorithm, as :func:`gpucomm.model.cost.collective_cost`.
 
     Returns
     -------
@@ -369,8 +369,8 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
     Raises
     ------
     GpucommError
-        Unknown model, GPU, link or phase; a GPU without FLOP/s or bandwidth in the catalog; a TP degree
-        that does not divide the attention heads; counts below 1.
+        Unknown model or phase; a fabric without a GPU, or a GPU without FLOP/s or bandwidth in the
+        catalog; a TP degree that does not divide the attention heads or does not fit the fabric; counts below 1.
 
     Notes
     -----
@@ -382,14 +382,20 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
 
     Examples
     --------
-    >>> s = tp_step("llama-3-70b", gpu="a100_sxm4_80gb", tp_size=4, link="nvlink3", phase="decode", batch=1)
+    >>> from gpucomm.model.fabric import make_fabric
+    >>> a100 = make_fabric("nvlink3", gpu="a100_sxm4_80gb")
+    >>> s = tp_step("llama-3-70b", fabric=a100, tp_size=4, phase="decode", batch=1)
     >>> s.memory_bound, s.msg_bytes
     (True, 16384)
     """
     from gpucomm.model.hardware.gpus import GPUS, get_gpu
 
     cfg = get_model(model)
-    spec = get_gpu(gpu)
+    fabric = as_fabric(fabric)
+    if fabric.gpu is None:
+        raise GpucommError(f"no GPU in the fabric ({fabric.label}): expected a fabric with its GPU, e.g. "
+                           f"make_fabric({fabric.link.key!r}, gpu='h100_sxm5') or system_fabric('dgx_h100')")
+    spec = get_gpu(fabric.gpu)
     peak = spec.peak_16bit_flops_per_s
     if not spec.has_roofline:
         raise GpucommError(f"GPU {spec.key!r} has no FLOP/s or memory bandwidth in the catalog: expected one of "
@@ -400,7 +406,6 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
     check_tp_size(cfg, tp_size)
-    link = link_for_gpu(spec.key, link, tp_size=tp_size, topology=fabric.get("topology", "switch"))
     context = prompt_len if context_len is None else context_len
     tokens = batch * prompt_len if phase == "prefill" else batch
     attn_context = prompt_len if phase == "prefill" else context
@@ -412,10 +417,10 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
     compute_s = max(t_flops, t_mem)
     msg = tp_all_reduce_bytes(tokens, cfg.hidden_size, dtype=dtype)
     if tp_size > 1:
-        ar = collective_cost("all_reduce", msg, num_ranks=tp_size, link=link, p2p=p2p, **fabric)
+        ar = collective_cost("all_reduce", msg, num_ranks=tp_size, fabric=fabric, algorithm=algorithm)
         comm_s = ALL_REDUCES_PER_LAYER_FORWARD * ar.time_s
     else:
-        ar = collective_cost("all_reduce", msg, num_ranks=1, link=link, p2p=p2p, **fabric)
+        ar = collective_cost("all_reduce", msg, num_ranks=1, fabric=fabric, algorithm=algorithm)
         comm_s = 0.0
     step_s = cfg.num_layers * (compute_s + comm_s)
     per_user = (1.0 if phase == "decode" else prompt_len) / step_s
@@ -427,60 +432,7 @@ def tp_step(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Lin
                   spec.mem_bytes is not None and held <= spec.mem_bytes)
 
 
-def link_for_gpu(gpu: str, link: str | Link, *, tp_size: int, topology: str = "switch") -> str | Link:
-    """The link a TP group of ``gpu`` really uses: on a bridged PCIe card (A40, H100 PCIe...) the bridge.
-
-    Parameters
-    ----------
-    gpu : str
-        GPU catalog key.
-    link : str or Link
-        The link asked for (``"nvlink3"``, ``"pcie4"``...).
-    tp_size : int
-        GPUs in the TP group.
-    topology : str
-        ``"pairs"`` when the bridged cards form pairs joined by PCIe.
-
-    Returns
-    -------
-    str or Link
-        ``link`` unchanged, or for an NVLink link on a bridged card the bridge as a link with the
-        card's own per-direction bandwidth (:func:`gpucomm.model.hardware.gpus.bridge_link`), not the
-        SXM part's of the same generation (A40: 56.25 GB/s, A100 SXM4: 300 GB/s).
-
-    Raises
-    ------
-    GpucommError
-        An NVLink generation the GPU does not have, NVLink on a GPU without it, or a TP group
-        of more than 2 bridged cards without ``topology="pairs"``.
-    """
-    from gpucomm.model.hardware import get_gpu
-
-    spec = get_gpu(gpu)
-    _check_gpu_link(spec, link)
-    if isinstance(link, str) and link.lower().startswith("nvlink") and spec.nvlink_bridge:
-        from gpucomm.model.hardware.gpus import bridge_link
-
-        if tp_size > 2 and topology != "pairs":
-            raise GpucommError(f"TP={tp_size} on {spec.key!r} over {link!r}: its NVLink bridge joins GPUs two by two; "
-                               "expected topology 'pairs' (the ring crosses PCIe between pairs), a PCIe link, or TP=2")
-        return bridge_link(spec)
-    return link
-
-
-def _check_gpu_link(spec, link: str | Link) -> None:
-    """An NVLink catalog link must be the GPU's own generation (H100 SXM5 has NVLink 4, not 3)."""
-    from gpucomm.model.hardware import get_link
-
-    key = get_link(link).key
-    if key.startswith("nvlink") and key[6:].isdigit() and spec.nvlink_gen is not None and int(key[6:]) != spec.nvlink_gen:
-        raise GpucommError(f"link {key!r} with GPU {spec.key!r}, which has NVLink {spec.nvlink_gen}: expected "
-                           f"link nvlink{spec.nvlink_gen} or a PCIe link")
-    if key.startswith("nvlink") and spec.nvlink_gen is None:
-        raise GpucommError(f"link {key!r} with GPU {spec.key!r}, which has no NVLink: expected a PCIe link")
-
-
-def tp_speedup(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | Link, **kwargs) -> float:
+def tp_speedup(model: str | ModelConfig, *, fabric: Fabric, tp_size: int, **kwargs) -> float:
     """Speed-up of one pass at TP degree ``tp_size`` over one GPU: ``step(TP=1) / step(TP=tp_size)``.
 
     Compute shrinks as 1/tp, communication does not: Amdahl's law with a serial part that *grows*
@@ -490,15 +442,12 @@ def tp_speedup(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | 
     ----------
     model : str or ModelConfig
         Preset key or config.
-    gpu : str
-        GPU catalog key.
+    fabric : Fabric
+        The TP GPUs (with their ``gpu``) and how they are connected, as :func:`tp_step`.
     tp_size : int
         TP degree to compare with one GPU.
-    link : str or Link
-        Link between the TP GPUs.
     **kwargs
-        ``phase``, ``batch``, ``prompt_len``, ``context_len``, ``dtype``, ``p2p`` and fabric keywords,
-        as :func:`tp_step`.
+        ``phase``, ``batch``, ``prompt_len``, ``context_len``, ``dtype``, ``algorithm``, as :func:`tp_step`.
 
     Returns
     -------
@@ -510,12 +459,12 @@ def tp_speedup(model: str | ModelConfig, *, gpu: str, tp_size: int, link: str | 
     GpucommError
         As :func:`tp_step`.
     """
-    one = tp_step(model, gpu=gpu, tp_size=1, link=link, **kwargs)
-    return one.step_s / tp_step(model, gpu=gpu, tp_size=tp_size, link=link, **kwargs).step_s
+    one = tp_step(model, fabric=fabric, tp_size=1, **kwargs)
+    return one.step_s / tp_step(model, fabric=fabric, tp_size=tp_size, **kwargs).step_s
 
 
-def sp_layer_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, link: str | Link, dtype: str = "fp16",
-                  **fabric) -> tuple[CollectiveCost, CollectiveCost]:
+def sp_layer_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, fabric: Fabric | str | Link,
+                  dtype: str = "fp16", algorithm: str = "auto") -> tuple[CollectiveCost, CollectiveCost]:
     """Sequence parallelism: per layer forward, 2 all_gathers + 2 reduce_scatters instead of 2 all_reduces.
 
     Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models", arXiv:2205.05198,
@@ -530,12 +479,12 @@ def sp_layer_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, li
         TP (and sequence-parallel) degree: the ranks of each collective.
     num_tokens : int
         Tokens in the pass, >= 1.
-    link : str or Link
-        Link between the TP GPUs.
+    fabric : Fabric, str or Link
+        How the TP GPUs are connected, as :func:`tp_forward_comm`.
     dtype : str
         Activation dtype.
-    **fabric
-        ``p2p``, ``topology``, ``algorithm``... passed to :func:`gpucomm.model.cost.collective_cost`.
+    algorithm : str
+        Algorithm of both collectives, as :func:`gpucomm.model.cost.collective_cost`.
 
     Returns
     -------
@@ -550,5 +499,5 @@ def sp_layer_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, li
         :func:`gpucomm.model.cost.collective_cost`).
     """
     msg = tp_all_reduce_bytes(num_tokens, get_model(model).hidden_size, dtype=dtype)
-    return (collective_cost("all_gather", msg, num_ranks=tp_size, link=link, **fabric),
-            collective_cost("reduce_scatter", msg, num_ranks=tp_size, link=link, **fabric))
+    return (collective_cost("all_gather", msg, num_ranks=tp_size, fabric=fabric, algorithm=algorithm),
+            collective_cost("reduce_scatter", msg, num_ranks=tp_size, fabric=fabric, algorithm=algorithm))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
+from gpucomm.model.fabric import Fabric, as_fabric
 from gpucomm.model.hardware import Link
 from gpucomm.model.tp import dtype_bytes, get_model, layer_params, tp_all_reduce_bytes
 
@@ -69,9 +70,10 @@ class StepComm:
     """(collective, message bytes, count) issued per step."""
 
 
-def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, global_batch_tokens: int = 4 * 2**20,
-              seq_len: int = 8192, micro_batch: int = 1, grad_dtype: str = "bf16", act_dtype: str = "bf16",
-              compute_s: float = 0.0, overlap: bool = False, **fabric) -> StepComm:
+def step_comm(model: str, strategy: str, *, num_gpus: int, fabric: Fabric | str | Link,
+              global_batch_tokens: int = 4 * 2**20, seq_len: int = 8192, micro_batch: int = 1, grad_dtype: str = "bf16",
+              act_dtype: str = "bf16", compute_s: float = 0.0, overlap: bool = False,
+              algorithm: str = "auto") -> StepComm:
     """Bytes and time of the communication of one training step.
 
     Parameters
@@ -85,8 +87,9 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
         each micro-batch, each over that micro-batch's ``seq_len x micro_batch`` tokens.
     num_gpus : int
         GPUs in the group (DP/FSDP replicas, PP stages, or TP degree), >= 2.
-    link : str or Link
-        The GPUs' link (``**fabric`` adds nodes and network, as :func:`gpucomm.model.cost.collective_cost`).
+    fabric : Fabric, str or Link
+        How the GPUs are connected, nodes and network included (:func:`gpucomm.model.fabric.make_fabric`);
+        a link key for a plain link inside one node.
     global_batch_tokens : int
         Tokens per optimizer step over all replicas (default 4 Mi, Llama-3-scale).
     seq_len, micro_batch : int
@@ -100,6 +103,8 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
         sends behind other micro-batches). The exposed time is then ``max(0, time - compute_s)``.
         TP all_reduces sit on the critical path of every layer (the next matmul needs their result),
         so for ``tp`` the whole time stays exposed.
+    algorithm : str
+        Algorithm of every collective, as :func:`gpucomm.model.cost.collective_cost`.
 
     Returns
     -------
@@ -114,8 +119,8 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
     --------
     DP on 8 GPUs sends 2 (n-1)/n x 2 bytes x Psi per GPU; FSDP 1.5x that (ZeRO, sec. 7).
 
-    >>> dp = step_comm("llama-3-8b", "dp", num_gpus=8, link="nvlink4")
-    >>> fsdp = step_comm("llama-3-8b", "fsdp", num_gpus=8, link="nvlink4")
+    >>> dp = step_comm("llama-3-8b", "dp", num_gpus=8, fabric="nvlink4")
+    >>> fsdp = step_comm("llama-3-8b", "fsdp", num_gpus=8, fabric="nvlink4")
     >>> round(fsdp.volume_bytes / dp.volume_bytes, 2)
     1.5
     """
@@ -130,11 +135,12 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
     if compute_s < 0:
         raise GpucommError(f"compute time {compute_s!r} s is not valid: expected >= 0")
     cfg = get_model(model)
+    fabric = as_fabric(fabric)
     n = num_gpus
     grad_bytes = model_params(model) * dtype_bytes(grad_dtype)
 
     def cost(coll: str, size: int) -> float:
-        return collective_cost(coll, size, num_ranks=n, link=link, **fabric).time_s
+        return collective_cost(coll, size, num_ranks=n, fabric=fabric, algorithm=algorithm).time_s
 
     if strategy == "dp":
         calls = (("all_reduce", grad_bytes, 1),)
@@ -149,8 +155,8 @@ def step_comm(model: str, strategy: str, *, num_gpus: int, link: str | Link, glo
         calls = (("send_recv", act, 2 * micro_batches),)
         volume = 2 * micro_batches * act
         # stages spread over several nodes: the slowest boundary is the one between two nodes, over the network
-        boundary = dict(fabric, num_nodes=2) if fabric.get("num_nodes", 1) > 1 else fabric
-        t = 2 * micro_batches * collective_cost("send_recv", act, num_ranks=2, link=link, **boundary).time_s
+        boundary = fabric.replace(num_nodes=2) if fabric.num_nodes > 1 else fabric
+        t = 2 * micro_batches * collective_cost("send_recv", act, num_ranks=2, fabric=boundary, algorithm=algorithm).time_s
         return StepComm(strategy, volume, t, max(0.0, t - compute_s) if overlap else t, calls)
     else:  # tp
         # each micro-batch runs its own forward and backward: the all_reduces carry one micro-batch's tokens,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.cost import collective_cost
+from gpucomm.model.fabric import Fabric, make_fabric
 from gpucomm.model.hardware import get_inter_socket_link
 from gpucomm.model.hardware.gpus import bridge_link
 from gpucomm.model.measurements import case, llama70b_tp4_4xa100, read_bundled_csv
@@ -37,13 +38,14 @@ def _socket_gb(key: str, *, nccl: bool = False) -> float:
 
 @dataclass(frozen=True)
 class Case:
-    """A published measurement and the model inputs that describe its system."""
+    """A published measurement and the model inputs that describe its system: a fabric, and an algorithm where the
+    measurement fixed one (``auto``: NCCL's choice)."""
 
     case_id: str
     group: str
     metric: str  # "busbw" (GB/s) or "time" (us)
     label: str
-    model_kwargs: dict
+    fabric: Fabric
     measured: float | None = None  # overrides the cases.csv value (e.g. a ring figure quoted in the notes)
     msg_bytes: int | None = None
     num_ranks: int | None = None
@@ -51,87 +53,88 @@ class Case:
     why: str = ""
     row: str | None = None  # the cases.csv id when several cases come from one row (default: case_id)
     collective: str = "all_reduce"
+    algorithm: str = "auto"
 
 
 CASES = (
-    Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", dict(link="nvlink3"), in_sample=True,
+    Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", make_fabric("nvlink3"), in_sample=True,
          why="ring efficiency of NVLink 3.0 is this measurement"),
-    Case("C17", "nvlink_large", "busbw", "Azure ND A100 v4, 8 GPUs, 8 GiB", dict(link="nvlink3"), msg_bytes=8 * 2**30),
-    Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", dict(link="nvlink4"), in_sample=True,
+    Case("C17", "nvlink_large", "busbw", "Azure ND A100 v4, 8 GPUs, 8 GiB", make_fabric("nvlink3"), msg_bytes=8 * 2**30),
+    Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", make_fabric("nvlink4"), in_sample=True,
          why="ring efficiency of NVLink 4.0 is this measurement"),
-    Case("C11", "nvlink_large", "busbw", "8x H100, ring, 4 GiB", dict(link="nvlink4", algorithm="ring"), measured=367.5),
-    *(Case(f"C11n{n}", "nvlink_large", "busbw", f"{n}x H100, NVLS, 2-4 GiB", dict(link="nvlink4", algorithm="nvls"),
+    Case("C11", "nvlink_large", "busbw", "8x H100, ring, 4 GiB", make_fabric("nvlink4"), algorithm="ring", measured=367.5),
+    *(Case(f"C11n{n}", "nvlink_large", "busbw", f"{n}x H100, NVLS, 2-4 GiB", make_fabric("nvlink4"), algorithm="nvls",
            measured=busbw, num_ranks=n, msg_bytes=4 * 2**30, row="C11")
       for n, busbw in ((5, 420), (6, 440), (7, 460))),
-    Case("C10", "nvlink_large", "busbw", "8x H100, NVLS (maintainer's figure)", dict(link="nvlink4"), msg_bytes=16 * 2**30),
-    Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", dict(link="nvlink4"), in_sample=True,
+    Case("C10", "nvlink_large", "busbw", "8x H100, NVLS (maintainer's figure)", make_fabric("nvlink4"), msg_bytes=16 * 2**30),
+    Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", make_fabric("nvlink4"), in_sample=True,
          why="NVLS efficiency is this measurement"),
-    Case("C14", "nvlink_large", "busbw", "8x H200, NVLS, 8 GiB", dict(link="nvlink4")),
-    Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", dict(link=bridge_link("a40"))),
+    Case("C14", "nvlink_large", "busbw", "8x H200, NVLS, 8 GiB", make_fabric("nvlink4")),
+    Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", make_fabric(bridge_link("a40"))),
     Case("C28", "nvlink_large", "busbw", "2x RTX 2080 Ti with NVLink bridge, 128 MiB (NCCL 2.6)",
-         dict(link=bridge_link("rtx_2080_ti")),
+         make_fabric(bridge_link("rtx_2080_ti")),
          why="old NCCL (2.6, 2020) and an old nccl-tests output whose size column is twice count x 4 bytes: by "
              "nccl-tests' own algbw (count-based) the bridge reached 41 % of its rate; if the size column is right, "
              "81 %, which the model would match. The log cannot tell which"),
     Case("C08", "nvlink_large", "busbw", "2 nodes x 8 H100, 8x 200 Gb/s per node, 8 GiB",
-         dict(link="nvlink4", num_nodes=2, network="eth_200g"), in_sample=True, why="network efficiency is this measurement"),
-    Case("C07", "pcie_large", "busbw", "DGX H100, 4 GPUs, P2P off, PCIe 5.0, 1 GiB", dict(link="pcie5", p2p=False),
+         make_fabric("nvlink4", num_nodes=2, network="eth_200g"), in_sample=True, why="network efficiency is this measurement"),
+    Case("C07", "pcie_large", "busbw", "DGX H100, 4 GPUs, P2P off, PCIe 5.0, 1 GiB", make_fabric("pcie5", p2p=False),
          in_sample=True, why="host-staged efficiency is taken from this measurement"),
     Case("C39", "pcie_large", "time", "4 GPUs, P2P off, PCIe 4.0, 64 MiB (Llama-3-70B article)",
-         dict(link="pcie4", p2p=False),
+         make_fabric("pcie4", p2p=False),
          measured=llama70b_tp4_4xa100()["all_reduce_pcie4_no_p2p_s"].value * 1e6),
     Case("C05", "pcie_large", "busbw", "DGX A100, 4 GPUs, P2P off, PCIe 4.0, 8 GiB",
-         dict(link="pcie4", p2p=False, gpus_per_uplink=2),
+         make_fabric("pcie4", p2p=False, gpus_per_uplink=2),
          why="two GPUs share each PCIe switch's uplink to the host (DGX A100: 4 PCIe switches for 8 GPUs, "
              "https://docs.nvidia.com/dgx/dgxa100-user-guide/ [U])"),
-    Case("C03", "pcie_large", "busbw", "A40 server, 2 GPUs, P2P off (NODE), 1 GiB", dict(link="pcie4", p2p=False),
+    Case("C03", "pcie_large", "busbw", "A40 server, 2 GPUs, P2P off (NODE), 1 GiB", make_fabric("pcie4", p2p=False),
          why="host path of this server unknown (PCIe switches, memory copy rate); the model assumes a DGX-class host"),
     Case("C02", "pcie_large", "busbw", "A40 server, 4 GPUs over 2 sockets, P2P off, 1 GiB",
-         dict(link="pcie4", p2p=False, inter_socket="upi_skylake"),
+         make_fabric("pcie4", p2p=False, inter_socket="upi_skylake"),
          why=f"CPU not stated: a PCIe 4.0 host is Ice Lake or EPYC, and the slowest of their socket links in the catalog "
              f"(upi_skylake, {_socket_gb('upi_skylake'):.0f} GB/s) still allows far more than 1.4 GB/s: the staged copies "
              f"across sockets on this host are slow, which no catalog entry describes"),
     Case("P01", "pcie_large", "busbw", "8x RTX 5090, P2P (patched driver), dual EPYC Turin, 128 MiB",
-         dict(link="pcie5", inter_socket="xgmi_zen5"),
+         make_fabric("pcie5", inter_socket="xgmi_zen5"),
          why=f"the Turin socket link ({_socket_gb('xgmi_zen5'):.1f} GB/s measured each way; NCCL plans with "
              f"{_socket_gb('xgmi_zen5', nccl=True):.0f}) is faster than the PCIe P2P ring, so it does not limit it"),
     Case("P02", "pcie_large", "busbw", "7 GPUs (RTX PRO 6000, RTX 5090), P2P, dual EPYC Turin, 4 GiB",
-         dict(link="pcie5", inter_socket="xgmi_zen5"), why="as P01"),
+         make_fabric("pcie5", inter_socket="xgmi_zen5"), why="as P01"),
     Case("P03", "pcie_large", "busbw", "2x RTX 2080 Ti, PIX, no P2P (GeForce), PCIe 3.0, 1 GiB",
-         dict(link="pcie3", p2p=False)),
+         make_fabric("pcie3", p2p=False)),
     Case("P04", "pcie_large", "busbw", "8x RTX 5090, no P2P (stock driver), dual Xeon 8480+, 1-8 GiB",
-         dict(link="pcie5", p2p=False),
+         make_fabric("pcie5", p2p=False),
          why="P2P assumed off, as with any stock GeForce driver (https://github.com/aikitoria/open-gpu-kernel-modules "
              "patches it in); the issue does not say. NCCL's maintainer: on PCI systems the CPU and memory bandwidth "
              "decide, which the model does not describe"),
     Case("P05", "pcie_large", "busbw", "4x RTX 5090, no P2P (stock driver), same host as P04, 1-8 GiB",
-         dict(link="pcie5", p2p=False),
+         make_fabric("pcie5", p2p=False),
          why="the model gives the same staged rate for 4 and 8 GPUs; the host gives 4 GPUs more (fewer flows through "
              "host memory, or all 4 on one socket: the issue does not say which)"),
-    Case("P06", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 3 PCIe 5.0 switches, one CPU", dict(link="pcie5"),
+    Case("P06", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 3 PCIe 5.0 switches, one CPU", make_fabric("pcie5"),
          in_sample=True, why="PCIe P2P ring efficiency is this measurement (NCCL_MIN_NCHANNELS=8)"),
-    Case("P07", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 4 PCIe 5.0 switches, one CPU", dict(link="pcie5")),
+    Case("P07", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 4 PCIe 5.0 switches, one CPU", make_fabric("pcie5")),
     Case("M01", "network_large", "busbw", "all_gather, 2 nodes x 8 B200, 8x 400 Gb/s RoCE, 8 GiB",
-         dict(link="nvlink5", num_nodes=2, network="eth_400g"), collective="all_gather"),
+         make_fabric("nvlink5", num_nodes=2, network="eth_400g"), collective="all_gather"),
     Case("M02", "network_large", "busbw", "all_gather, 2 nodes x 8 H100, 8x 200 Gb/s TCPXO, 8 GiB",
-         dict(link="nvlink4", num_nodes=2, network="eth_200g"), collective="all_gather",
+         make_fabric("nvlink4", num_nodes=2, network="eth_200g"), collective="all_gather",
          why="same platform as C08, whose all_reduce the network efficiency was fitted on"),
     Case("M03", "network_large", "busbw", "all_gather, 2 nodes x 8 H100, 4x 200 Gb/s TCPX, 8 GiB",
-         dict(link="nvlink4", num_nodes=2, network="eth_200g", nics_per_node=4), collective="all_gather",
+         make_fabric("nvlink4", num_nodes=2, network="eth_200g", nics_per_node=4), collective="all_gather",
          why="GPUDirect-TCPX, the first generation of Google's TCP transport: it reaches about half of what the "
              "network efficiency (fitted on its successor TCPXO, C08) gives"),
-    Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", dict(link="nvlink3", algorithm="ring"),
+    Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", make_fabric("nvlink3"), algorithm="ring",
          in_sample=True, why="LL latency line is fitted to this table"),
-    Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", dict(link="pcie3")),
-    Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", dict(link="pcie4", p2p=False),
+    Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3")),
+    Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", make_fabric("pcie4", p2p=False),
          in_sample=True, why="host-staged step latency is fitted to this point"),
     Case("C29", "small_latency", "time", "2x DGX Spark over one 200 Gb/s RoCE link, 8 KiB",
-         dict(link="nvlink5", num_nodes=2, network="eth_200g"), in_sample=True,
+         make_fabric("nvlink5", num_nodes=2, network="eth_200g"), in_sample=True,
          why="network step latency is fitted to this point"),
-    Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", dict(link="pcie5"), measured=25.47,
+    Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", make_fabric("pcie5"), measured=25.47,
          msg_bytes=8),
     Case("C08s", "small_latency", "time", "2 nodes x 8 H100 over GPUDirect-TCPXO, 8 B",
-         dict(link="nvlink4", num_nodes=2, network="eth_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
+         make_fabric("nvlink4", num_nodes=2, network="eth_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
          why="TCPXO moves data through a host-side TCP stack: ~120 us floor, not in the model"),
 )
 
@@ -165,7 +168,7 @@ def _predict(c: Case) -> Result:
     row = case(c.row or c.case_id.rstrip("s"))
     n = c.num_ranks or int(row["n_gpus"])
     size = c.msg_bytes or int(row["bytes"])
-    cost = collective_cost(c.collective, size, num_ranks=n, **c.model_kwargs)
+    cost = collective_cost(c.collective, size, num_ranks=n, fabric=c.fabric, algorithm=c.algorithm)
     if c.metric == "busbw":
         measured = c.measured if c.measured is not None else float(row["busbw_GBps"])
         predicted = cost.busbw_bytes_per_s / 1e9
@@ -185,7 +188,7 @@ def _sweep(name: str, label: str, link: str, min_bytes: int, fitted: tuple[int, 
         size, n, busbw = int(r["bytes"]), int(r["n_gpus"]), float(r["busbw_GBps"])
         if size < min_bytes:
             continue
-        cost = collective_cost("all_reduce", size, num_ranks=n, link=link)
+        cost = collective_cost("all_reduce", size, num_ranks=n, fabric=link)
         measured_us = size * busbw_factor("all_reduce", n) / (busbw * 1e9) * 1e6
         group = "small_latency" if size <= SMALL_MESSAGE_MAX_BYTES else "sweep"
         in_sample = fitted[0] <= size <= fitted[1] or size == largest

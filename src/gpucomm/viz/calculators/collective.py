@@ -14,29 +14,17 @@ from plotly.subplots import make_subplots
 
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
-from gpucomm.model.hardware import get_link
+from gpucomm.model.fabric import Fabric, make_fabric, system_fabric
 from gpucomm.viz.calculators.inputs import (
     FigureUpdate, algorithm_choices, apply_update, check_inputs, collective_choices, link_choices,
-    network_or_system_choices, nodes_for, param, protocol_choices, step_args, system_choices, system_fabric,
+    network_or_system_choices, nodes_for, param, protocol_choices, step_args, system_choices,
 )
 from gpucomm.model.units import format_size, format_time
 
 
-@dataclass(frozen=True)
-class Path:
-    """A link as the traffic uses it: with P2P (direct) or staged through host memory."""
-
-    link: str
-    p2p: bool = True
-
-    @property
-    def label(self) -> str:
-        name = get_link(self.link).name
-        return name if self.p2p else f"{name}, no P2P (via host memory)"
-
-
-DEFAULT_PATHS = (Path("pcie4", p2p=False), Path("pcie4"), Path("pcie5"), Path("nvlink3"), Path("nvlink4"), Path("nvlink5"))
-"""Paths shown by default: PCIe 4.0 without P2P (the slow path of the 4x A100
+DEFAULT_FABRICS = tuple(make_fabric(link, p2p=p2p) for link, p2p in (
+    ("pcie4", False), ("pcie4", True), ("pcie5", True), ("nvlink3", True), ("nvlink4", True), ("nvlink5", True)))
+"""Links shown by default: PCIe 4.0 without P2P (the slow path of the 4x A100
 measurement in Baobao Algorithm Notes' Llama-3-70B article) up to NVLink 5.0."""
 
 
@@ -57,9 +45,9 @@ def size_grid(min_bytes: int = 8, max_bytes: int = 16 * 2**30) -> list[int]:
     return sizes
 
 
-def cost_curves(collective: str, path: Path, num_ranks: int, sizes: list[int]) -> tuple[list[float], list[float]]:
+def cost_curves(collective: str, fabric: Fabric, num_ranks: int, sizes: list[int]) -> tuple[list[float], list[float]]:
     """Model time (us) and busbw (GB/s) for each size: the y data of the calculator's traces."""
-    costs = [collective_cost(collective, s, num_ranks=num_ranks, link=path.link, p2p=path.p2p) for s in sizes]
+    costs = [collective_cost(collective, s, num_ranks=num_ranks, fabric=fabric) for s in sizes]
     return [c.time_s * 1e6 for c in costs], [c.busbw_bytes_per_s / 1e9 for c in costs]
 
 
@@ -69,15 +57,15 @@ def _size_axis(fig: go.Figure, sizes: list[int], col: int) -> None:
                      row=1, col=col)
 
 
-def cost_figure(collective: str, paths: tuple[Path, ...], num_ranks: int, sizes: list[int] | None = None) -> go.Figure:
-    """Time and busbw vs message size for one GPU count, one trace per path (two panels).
+def cost_figure(collective: str, fabrics: tuple[Fabric, ...], num_ranks: int, sizes: list[int] | None = None) -> go.Figure:
+    """Time and busbw vs message size for one GPU count, one trace per fabric (two panels).
 
     Parameters
     ----------
     collective : str
         torch.distributed name of the collective.
-    paths : tuple of Path
-        Links to compare.
+    fabrics : tuple of Fabric
+        Links (and how they are wired) to compare; each trace is named by :attr:`Fabric.label`.
     num_ranks : int
         GPUs taking part.
     sizes : list of int, optional
@@ -91,13 +79,13 @@ def cost_figure(collective: str, paths: tuple[Path, ...], num_ranks: int, sizes:
     sizes = sizes or size_grid()
     fig = make_subplots(rows=1, cols=2, subplot_titles=("time per operation", "bus bandwidth (busbw)"),
                         horizontal_spacing=0.1)
-    for i, path in enumerate(paths):
-        time_us, busbw = cost_curves(collective, path, num_ranks, sizes)
-        color = f"hsl({int(360 * i / max(len(paths), 1))},65%,45%)"
-        fig.add_trace(go.Scatter(x=sizes, y=time_us, name=path.label, legendgroup=path.label, mode="lines",
+    for i, fabric in enumerate(fabrics):
+        time_us, busbw = cost_curves(collective, fabric, num_ranks, sizes)
+        color = f"hsl({int(360 * i / max(len(fabrics), 1))},65%,45%)"
+        fig.add_trace(go.Scatter(x=sizes, y=time_us, name=fabric.label, legendgroup=fabric.label, mode="lines",
                                  line=dict(color=color), hovertemplate="%{y:.3g} us<extra>%{fullData.name}</extra>"),
                       row=1, col=1)
-        fig.add_trace(go.Scatter(x=sizes, y=busbw, name=path.label, legendgroup=path.label, showlegend=False,
+        fig.add_trace(go.Scatter(x=sizes, y=busbw, name=fabric.label, legendgroup=fabric.label, showlegend=False,
                                  mode="lines", line=dict(color=color),
                                  hovertemplate="%{y:.3g} GB/s<extra>%{fullData.name}</extra>"), row=1, col=2)
     _size_axis(fig, sizes, 1)
@@ -109,7 +97,7 @@ def cost_figure(collective: str, paths: tuple[Path, ...], num_ranks: int, sizes:
     return fig
 
 
-def cost_explorer_figure(collective: str = "all_reduce", paths: tuple[Path, ...] = DEFAULT_PATHS,
+def cost_explorer_figure(collective: str = "all_reduce", fabrics: tuple[Fabric, ...] = DEFAULT_FABRICS,
                          gpu_counts: tuple[int, ...] = (2, 4, 8, 16, 32, 72), initial_gpus: int = 4) -> go.Figure:
     """:func:`cost_figure` with a plotly slider over the GPU count, for static HTML.
 
@@ -125,12 +113,12 @@ def cost_explorer_figure(collective: str = "all_reduce", paths: tuple[Path, ...]
     if initial_gpus not in gpu_counts:
         raise GpucommError(f"initial GPU count {initial_gpus!r} is not valid: expected one of {gpu_counts}")
     sizes = size_grid()
-    fig = cost_figure(collective, paths, initial_gpus, sizes)
+    fig = cost_figure(collective, fabrics, initial_gpus, sizes)
     steps = []
     for n in gpu_counts:
         ys = []
-        for path in paths:
-            time_us, busbw = cost_curves(collective, path, n, sizes)
+        for fabric in fabrics:
+            time_us, busbw = cost_curves(collective, fabric, n, sizes)
             ys += [time_us, busbw]
         steps.append(dict(method="update", label=str(n),
                           args=[{"y": ys}, {"title.text": f"{collective} on {n} GPUs (model)"}]))
@@ -149,7 +137,7 @@ def _compare_choices() -> list[tuple[str, str]]:
 
 
 def _topology_choices() -> list[tuple[str, str]]:
-    from gpucomm.model.cost import TOPOLOGIES
+    from gpucomm.model.fabric import TOPOLOGIES
 
     return [(t, t) for t in TOPOLOGIES]
 
@@ -189,27 +177,24 @@ class CostInputs:
     compare: tuple[str, ...] = param((), label="compare with", choices=_compare_choices,
                                      help="Catalog systems drawn next to yours (same collective and GPU count).")
 
-    def fabric(self) -> dict:
-        """Keyword arguments of :func:`gpucomm.model.cost.collective_cost` for this configuration.
+    def fabric(self) -> Fabric:
+        """The :class:`~gpucomm.model.fabric.Fabric` of this configuration: the catalog system's, or the custom link's.
 
         Raises
         ------
         GpucommError
-            As :func:`gpucomm.viz.calculators.inputs.system_fabric`; several nodes of a custom
-            link without a network.
+            As :func:`gpucomm.model.fabric.system_fabric` and :func:`~gpucomm.model.fabric.make_fabric`;
+            several nodes of a custom link without a network.
         """
         network = None if self.network == "system" else self.network
         if self.system != "custom":
-            return system_fabric(self.system, num_ranks=self.num_ranks, num_nodes=self.num_nodes, network=network)
+            return system_fabric(self.system, num_nodes=self.num_nodes, network=network)
         if self.num_nodes > 1 and network is None:
             from gpucomm.model.hardware import NETWORKS
 
             raise GpucommError(f"{self.num_nodes} nodes of a custom link need a network: expected one of {', '.join(NETWORKS)}")
-        kwargs = {"link": self.link, "p2p": self.p2p, "topology": self.topology, "mesh_size": self.mesh_size,
-                  "num_nodes": self.num_nodes}
-        if self.num_nodes > 1:
-            kwargs["network"] = network
-        return kwargs
+        return make_fabric(self.link, p2p=self.p2p, topology=self.topology, mesh_size=self.mesh_size,
+                           num_nodes=self.num_nodes, network=network if self.num_nodes > 1 else None)
 
     @property
     def label(self) -> str:
@@ -219,7 +204,9 @@ class CostInputs:
 
             where = get_system(self.system).name
         else:
-            where = Path(self.link, self.p2p).label
+            from gpucomm.model.hardware import get_link
+
+            where = Fabric(get_link(self.link), p2p=self.p2p).label  # a label only: no validation here
             if self.topology == "mesh":
                 where += f", mesh of {self.mesh_size}"
         nodes = f" on {self.num_nodes} nodes" if self.num_nodes > 1 else ""
@@ -243,8 +230,8 @@ def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
     fabric = inputs.fabric()
     out: dict[str, list[float]] = {"time_us": [], "alpha_us": [], "beta_us": [], "busbw_gbs": [], "algbw_gbs": []}
     for size in sizes:
-        c = collective_cost(inputs.collective, size, num_ranks=inputs.num_ranks, algorithm=inputs.algorithm,
-                            protocol=inputs.protocol, **fabric)
+        c = collective_cost(inputs.collective, size, num_ranks=inputs.num_ranks, fabric=fabric,
+                            algorithm=inputs.algorithm, protocol=inputs.protocol)
         out["time_us"].append(c.time_s * 1e6)
         out["alpha_us"].append(c.latency_s * 1e6)
         out["beta_us"].append(c.transfer_s * 1e6)
@@ -256,8 +243,8 @@ def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
 def cost_point(inputs: CostInputs):
     """:class:`gpucomm.model.cost.CollectiveCost` of the configuration at ``inputs.msg_bytes`` (checked inputs)."""
     check_inputs(inputs)
-    return collective_cost(inputs.collective, inputs.msg_bytes, num_ranks=inputs.num_ranks,
-                           algorithm=inputs.algorithm, protocol=inputs.protocol, **inputs.fabric())
+    return collective_cost(inputs.collective, inputs.msg_bytes, num_ranks=inputs.num_ranks, fabric=inputs.fabric(),
+                           algorithm=inputs.algorithm, protocol=inputs.protocol)
 
 
 _SERIES_KEYS = ("time_us", "busbw_gbs", "alpha_us", "beta_us", "algbw_gbs")

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from gpucomm import GpucommError
+from gpucomm.model.fabric import Fabric, make_fabric, system_fabric
 
 __all__ = [
     "param", "input_fields", "check_inputs", "with_inputs", "FigureUpdate", "apply_update", "step_args", "compact",
-    "Interconnect", "interconnect_choices", "get_interconnect", "collective_choices", "algorithm_choices",
+    "interconnect_choices", "get_interconnect", "interconnect_key", "collective_choices", "algorithm_choices",
     "protocol_choices", "link_choices", "network_choices", "gpu_choices", "model_choices", "dtype_choices",
-    "system_choices", "system_fabric", "nodes_for",
+    "system_choices", "nodes_for",
 ]
 
 Choices = Callable[[], list[tuple[str, Any]]]
@@ -252,54 +253,27 @@ def dtype_choices() -> list[tuple[str, str]]:
     return [(f"{k} ({b} B)", k) for k, b in DTYPE_BYTES.items() if not k.startswith(("float", "bfloat"))]
 
 
-# --- interconnects: a link and how the GPUs are wired with it -------------------------------------------
+# --- interconnects: preset fabrics of the link catalog, by a short key ---------------------------------------
 
-@dataclass(frozen=True)
-class Interconnect:
-    """How the GPUs of one group reach each other: a catalog link, wired through a switch or as a mesh.
+def _interconnect_name(fabric: Fabric) -> str:
+    """Human name: ``"NVLink 4.0 via NVSwitch"``, ``"NVLink 4.0 P2P mesh of 8"``, ``"PCIe 4.0 x16, no P2P (via host memory)"``."""
+    short = fabric.link.name.split(" (")[0]
+    if fabric.link.kind == "pcie":
+        return f"{short}, {'P2P' if fabric.p2p else 'no P2P (via host memory)'}"
+    return f"{short} {'via NVSwitch' if fabric.topology == 'switch' else f'P2P mesh of {fabric.mesh_size}'}"
 
-    Attributes
-    ----------
-    link : str
-        Key of :data:`gpucomm.model.hardware.LINKS`.
-    topology : {"switch", "mesh"}
-        ``switch``: NVSwitch (or a PCIe tree): every pair at the GPU's full bandwidth. ``mesh``: direct
-        point-to-point links, each GPU's bandwidth split over ``mesh_size - 1`` peers
-        (:func:`gpucomm.model.cost.per_gpu_bw_bytes_per_s`).
-    p2p : bool
-        False: P2P off, traffic staged through host memory (PCIe only).
-    mesh_size : int
-        GPUs wired in the mesh.
+
+def interconnect_key(fabric: Fabric) -> str:
+    """The short key of a preset fabric: ``"nvlink4:switch"``, ``"nvlink4:mesh8"``, ``"pcie4:p2p"``, ``"pcie4:no-p2p"``.
+
+    Examples
+    --------
+    >>> interconnect_key(get_interconnect("nvlink4:mesh8"))
+    'nvlink4:mesh8'
     """
-
-    link: str
-    topology: str = "switch"
-    p2p: bool = True
-    mesh_size: int = 8
-
-    @property
-    def key(self) -> str:
-        """``"nvlink4:switch"``, ``"nvlink4:mesh8"``, ``"pcie4:p2p"``, ``"pcie4:no-p2p"``."""
-        from gpucomm.model.hardware import get_link
-
-        if get_link(self.link).kind == "pcie":
-            return f"{self.link}:{'p2p' if self.p2p else 'no-p2p'}"
-        return f"{self.link}:{'switch' if self.topology == 'switch' else f'mesh{self.mesh_size}'}"
-
-    @property
-    def label(self) -> str:
-        """Human name: ``"NVLink 4.0 ... via NVSwitch"``, ``"... P2P mesh of 8"``, ``"PCIe 4.0 x16, no P2P"``."""
-        from gpucomm.model.hardware import get_link
-
-        link = get_link(self.link)
-        short = link.name.split(" (")[0]
-        if link.kind == "pcie":
-            return f"{short}, {'P2P' if self.p2p else 'no P2P (via host memory)'}"
-        return f"{short} {'via NVSwitch' if self.topology == 'switch' else f'P2P mesh of {self.mesh_size}'}"
-
-    def fabric(self) -> dict[str, Any]:
-        """Keyword arguments for :func:`gpucomm.model.cost.collective_cost` (``link``, ``p2p``, ``topology``, ``mesh_size``)."""
-        return {"link": self.link, "p2p": self.p2p, "topology": self.topology, "mesh_size": self.mesh_size}
+    if fabric.link.kind == "pcie":
+        return f"{fabric.link.key}:{'p2p' if fabric.p2p else 'no-p2p'}"
+    return f"{fabric.link.key}:{'switch' if fabric.topology == 'switch' else f'mesh{fabric.mesh_size}'}"
 
 
 def interconnect_choices() -> list[tuple[str, str]]:
@@ -312,14 +286,17 @@ def interconnect_choices() -> list[tuple[str, str]]:
 
     out = []
     for key, link in LINKS.items():
-        options = ([Interconnect(key), Interconnect(key, "mesh", True, 8)] if link.kind == "nvlink"
-                   else [Interconnect(key), Interconnect(key, p2p=False)])
-        out += [(ic.label, ic.key) for ic in options]
+        options = ([make_fabric(key), make_fabric(key, topology="mesh", mesh_size=8)] if link.kind == "nvlink"
+                   else [make_fabric(key), make_fabric(key, p2p=False)])
+        out += [(_interconnect_name(f), interconnect_key(f)) for f in options]
     return out
 
 
-def get_interconnect(key: str | Interconnect) -> Interconnect:
-    """Parse an interconnect key (see :attr:`Interconnect.key`).
+def get_interconnect(key: str | Fabric) -> Fabric:
+    """The preset :class:`~gpucomm.model.fabric.Fabric` of an interconnect key (see :func:`interconnect_key`).
+
+    A fabric is returned unchanged. The preset's name (its :attr:`~gpucomm.model.fabric.Fabric.label`) is
+    the one :func:`interconnect_choices` shows.
 
     Raises
     ------
@@ -328,10 +305,11 @@ def get_interconnect(key: str | Interconnect) -> Interconnect:
 
     Examples
     --------
-    >>> get_interconnect("nvlink4:mesh8")
-    Interconnect(link='nvlink4', topology='mesh', p2p=True, mesh_size=8)
+    >>> f = get_interconnect("nvlink4:mesh8")
+    >>> f.topology, f.mesh_size, f.label
+    ('mesh', 8, 'NVLink 4.0 P2P mesh of 8')
     """
-    if isinstance(key, Interconnect):
+    if isinstance(key, Fabric):
         return key
     from gpucomm.model.hardware import get_link
 
@@ -340,97 +318,38 @@ def get_interconnect(key: str | Interconnect) -> Interconnect:
         get_link(link)
     except GpucommError:
         how = None
-    if how == "switch":
-        return Interconnect(link)
-    if how == "p2p":
-        return Interconnect(link)
-    if how == "no-p2p":
-        return Interconnect(link, p2p=False)
-    if how and how.startswith("mesh") and how[4:].isdigit() and int(how[4:]) >= 2:
-        return Interconnect(link, "mesh", True, int(how[4:]))
-    raise GpucommError(f"interconnect {key!r} is not valid: expected <link>:switch, <link>:mesh<N>, <link>:p2p or "
-                       f"<link>:no-p2p, e.g. nvlink4:switch, nvlink4:mesh8, pcie4:no-p2p")
+    fabric = None
+    if how in ("switch", "p2p"):
+        fabric = make_fabric(link)
+    elif how == "no-p2p":
+        fabric = make_fabric(link, p2p=False) if get_link(link).kind == "pcie" else None
+    elif how and how.startswith("mesh") and how[4:].isdigit() and int(how[4:]) >= 2:
+        fabric = make_fabric(link, topology="mesh", mesh_size=int(how[4:])) if get_link(link).kind == "nvlink" else None
+    if fabric is None:
+        raise GpucommError(f"interconnect {key!r} is not valid: expected <link>:switch, <link>:mesh<N>, <link>:p2p or "
+                           f"<link>:no-p2p, e.g. nvlink4:switch, nvlink4:mesh8, pcie4:no-p2p")
+    return fabric.replace(name=_interconnect_name(fabric))
 
 
 # --- whole systems of the catalog as a collective sees them ------------------------------------------------
 
-def _system_link(system) -> tuple[str, bool] | None:
-    """(link key, p2p) of a catalog system whose GPUs all reach each other at full bandwidth, else None."""
-    from gpucomm.model.hardware import LINKS, get_gpu
-
-    gpu = get_gpu(system.gpu_key)
-    if system.fabric == "nvswitch" and gpu.nvlink_gen:
-        key = f"nvlink{gpu.nvlink_gen}"
-        if key in LINKS and LINKS[key].bw_bytes_per_s == gpu.nvlink_bw_bytes_per_s:
-            return key, True
-    if system.fabric == "pcie" and gpu.pcie_gen and f"pcie{gpu.pcie_gen}" in LINKS:
-        return f"pcie{gpu.pcie_gen}", bool(system.p2p)
-    return None
-
-
 def system_choices() -> list[tuple[str, str]]:
     """Catalog systems the cost model represents (NVSwitch boxes, PCIe boxes), plus ``custom``.
 
-    Hybrid cube-mesh (DGX-1) and NVLink-bridged pairs are left out: not every GPU reaches every
-    other over NVLink there, which neither the switch nor the even-mesh model describes.
+    A system is offered when :func:`gpucomm.model.fabric.system_fabric` describes it: hybrid cube-mesh
+    (DGX-1) and NVLink-bridged pairs are left out, since not every GPU reaches every other over NVLink
+    there, which neither the switch nor the even-mesh model describes.
     """
     from gpucomm.model.hardware import SYSTEMS
 
-    return [("custom (choose the link)", "custom")] + [(s.name, k) for k, s in SYSTEMS.items() if _system_link(s)]
-
-
-def system_fabric(system: str, *, num_ranks: int, num_nodes: int = 1, network: str | None = None) -> dict[str, Any]:
-    """Keyword arguments of :func:`gpucomm.model.cost.collective_cost` for ``num_ranks`` GPUs of a catalog system.
-
-    Parameters
-    ----------
-    system : str
-        Key of :data:`gpucomm.model.hardware.SYSTEMS` (one of :func:`system_choices`).
-    num_ranks : int
-        GPUs taking part, over all nodes.
-    num_nodes : int
-        Systems (nodes) they are spread over.
-    network : str, optional
-        Scale-out port to use instead of the system's own NICs.
-
-    Returns
-    -------
-    dict
-        ``link``, ``p2p``, ``topology="switch"``, ``num_nodes``, and across nodes ``network`` and
-        ``nics_per_node`` (the system's NIC count).
-
-    Raises
-    ------
-    GpucommError
-        Unknown or unmodelled system; more GPUs per node than the system has; several nodes of a
-        system without NICs in the catalog and no ``network``.
-
-    Examples
-    --------
-    >>> system_fabric("dgx_h100", num_ranks=16, num_nodes=2)["network"]
-    'ib_ndr'
-    """
-    from gpucomm.model.hardware import get_system
-
-    spec = get_system(system)
-    link = _system_link(spec)
-    if link is None:
-        raise GpucommError(f"system {system!r} ({spec.fabric}) is not modelled: expected one of "
-                           + ", ".join(k for _, k in system_choices() if k != "custom"))
-    if num_nodes < 1 or num_ranks % num_nodes:
-        raise GpucommError(f"{num_ranks} GPUs over {num_nodes} nodes: expected a multiple of the node count")
-    per_node = num_ranks // num_nodes
-    if per_node > spec.num_gpus:
-        raise GpucommError(f"{per_node} GPUs per node do not fit a {spec.name} ({spec.num_gpus} GPUs): "
-                           f"expected at most {spec.num_gpus} GPUs per node (use more nodes)")
-    kwargs: dict[str, Any] = {"link": link[0], "p2p": link[1], "topology": "switch", "num_nodes": num_nodes}
-    if num_nodes > 1:
-        net = network or spec.nic_key
-        if net is None:
-            raise GpucommError(f"{spec.name} has no scale-out NICs in the catalog: expected a network for {num_nodes} nodes")
-        kwargs["network"] = net
-        kwargs["nics_per_node"] = spec.num_nics if network is None and spec.num_nics else None
-    return kwargs
+    out = [("custom (choose the link)", "custom")]
+    for key, spec in SYSTEMS.items():
+        try:
+            system_fabric(key)
+        except GpucommError:
+            continue
+        out.append((spec.name, key))
+    return out
 
 
 def nodes_for(system: str, num_ranks: int) -> int | None:

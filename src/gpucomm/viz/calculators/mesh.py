@@ -3,7 +3,7 @@
 On a point-to-point board each GPU splits its NVLink bandwidth over fixed links to its
 ``mesh_size - 1`` peers; a collective among ``n`` of them can use only ``n - 1`` of those links.
 Behind an NVSwitch every GPU reaches every other at its full bandwidth, whatever ``n``. The
-numbers come from :func:`gpucomm.model.cost.make_fabric`, :func:`~gpucomm.model.cost.pair_bw_bytes_per_s`,
+numbers come from :func:`gpucomm.model.fabric.make_fabric`, :func:`~gpucomm.model.cost.pair_bw_bytes_per_s`,
 :func:`~gpucomm.model.cost.per_gpu_bw_bytes_per_s` and :func:`~gpucomm.model.cost.collective_cost`
 (``topology="mesh"`` vs ``"switch"``).
 """
@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from gpucomm.model.cost import collective_cost, make_fabric, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
+from gpucomm.model.cost import collective_cost, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
+from gpucomm.model.fabric import make_fabric
 from gpucomm.viz.calculators.inputs import (
     FigureUpdate, algorithm_choices, apply_update, check_inputs, collective_choices, param, step_args,
 )
@@ -78,11 +79,10 @@ def mesh_curves(inputs: MeshInputs) -> dict[str, list]:
     bidir = mesh.link.bidir_marketing_bytes_per_s / mesh.link.bw_bytes_per_s  # 2 for every NVLink of the catalog
     out["mesh_pair_bidir_gbs"] = [v * bidir for v in out["mesh_pair_gbs"]]
     out["switch_pair_bidir_gbs"] = [v * bidir for v in out["switch_pair_gbs"]]
-    common = dict(link=inputs.link, algorithm=inputs.algorithm)
-    out["mesh_us"] = [collective_cost(inputs.collective, inputs.msg_bytes, num_ranks=n, topology="mesh",
-                                      mesh_size=inputs.mesh_size, **common).time_s * 1e6 for n in gpus]
-    out["switch_us"] = [collective_cost(inputs.collective, inputs.msg_bytes, num_ranks=n, **common).time_s * 1e6
-                        for n in gpus]
+    out["mesh_us"] = [collective_cost(inputs.collective, inputs.msg_bytes, num_ranks=n, fabric=mesh,
+                                      algorithm=inputs.algorithm).time_s * 1e6 for n in gpus]
+    out["switch_us"] = [collective_cost(inputs.collective, inputs.msg_bytes, num_ranks=n, fabric=switch,
+                                        algorithm=inputs.algorithm).time_s * 1e6 for n in gpus]
     out["slowdown"] = [m / s for m, s in zip(out["mesh_us"], out["switch_us"])]
     return out
 

@@ -127,7 +127,7 @@ def tp_request(model: str, *, gpu: str, tp_size: int, interconnect: str, batch: 
         raise GpucommError(f"output length {output_len!r} is not valid: expected a positive integer")
     if ic.topology == "mesh" and tp_size > ic.mesh_size:
         raise GpucommError(f"TP degree {tp_size} does not fit a mesh of {ic.mesh_size} GPUs: expected at most {ic.mesh_size}")
-    common = dict(gpu=gpu, tp_size=tp_size, batch=batch, prompt_len=prompt_len, dtype=dtype, **ic.fabric())
+    common = dict(fabric=ic.replace(gpu=gpu), tp_size=tp_size, batch=batch, prompt_len=prompt_len, dtype=dtype)
     prefill = tp_step(model, phase="prefill", **common)
     decode = tp_step(model, phase="decode", context_len=prompt_len + output_len // 2, **common)
     request_s = prefill.step_s + output_len * decode.step_s
@@ -163,8 +163,8 @@ def _request(inputs: TPInputs, interconnect: str, **changes) -> TPRequest:
 
 def _speedups(inputs: TPInputs, interconnect: str, degrees: list[int]) -> tuple[list[float], list[float]]:
     ic = get_interconnect(interconnect)
-    common = dict(gpu=inputs.gpu, link=ic.link, batch=inputs.batch, prompt_len=inputs.prompt_len, dtype=inputs.dtype,
-                  p2p=ic.p2p, topology=ic.topology, mesh_size=ic.mesh_size)
+    common = dict(fabric=ic.replace(gpu=inputs.gpu), batch=inputs.batch, prompt_len=inputs.prompt_len,
+                  dtype=inputs.dtype)
     decode = [tp_speedup(inputs.model, tp_size=t, phase="decode", context_len=inputs.prompt_len + inputs.output_len // 2,
                          **common) for t in degrees]
     prefill = [tp_speedup(inputs.model, tp_size=t, phase="prefill", **common) for t in degrees]

@@ -96,19 +96,19 @@ def training_results(inputs: TrainingInputs) -> tuple[float, dict[str, object]]:
                            f"{inputs.gpus_per_node}: expected a multiple of {nodes} or of {inputs.gpus_per_node}")
     compute = step_compute_s(inputs.model, gpu=inputs.gpu, num_gpus=inputs.num_gpus, tokens=inputs.global_batch_tokens,
                              mfu=inputs.mfu)
-    fabric = get_interconnect(inputs.interconnect).fabric()
-    if fabric["topology"] == "mesh" and inputs.num_gpus // nodes > fabric["mesh_size"]:
-        raise GpucommError(f"{inputs.num_gpus // nodes} GPUs per node do not fit a mesh of {fabric['mesh_size']}: "
+    fabric = get_interconnect(inputs.interconnect)
+    if fabric.topology == "mesh" and inputs.num_gpus // nodes > fabric.mesh_size:
+        raise GpucommError(f"{inputs.num_gpus // nodes} GPUs per node do not fit a mesh of {fabric.mesh_size}: "
                            "expected fewer GPUs per node")
     if nodes > 1:
-        fabric.update(num_nodes=nodes, network=inputs.network)
+        fabric = fabric.replace(num_nodes=nodes, network=inputs.network)
     out: dict[str, object] = {}
     for strategy in STRATEGIES:
         try:
             out[strategy] = step_comm(inputs.model, strategy, num_gpus=inputs.num_gpus,
                                       global_batch_tokens=inputs.global_batch_tokens, seq_len=inputs.seq_len,
                                       micro_batch=inputs.micro_batch, grad_dtype=inputs.grad_dtype,
-                                      act_dtype=inputs.act_dtype, compute_s=compute, overlap=True, **fabric)
+                                      act_dtype=inputs.act_dtype, compute_s=compute, overlap=True, fabric=fabric)
         except GpucommError as exc:
             out[strategy] = exc
     return compute, out

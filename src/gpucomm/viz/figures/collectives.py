@@ -19,12 +19,13 @@ from plotly.subplots import make_subplots
 from gpucomm import GpucommError
 from gpucomm.model.collectives import COLLECTIVES, check_collective
 from gpucomm.model.cost import collective_cost
+from gpucomm.model.fabric import Fabric, make_fabric
 from gpucomm.model.hardware import get_link
 from gpucomm.model.units import format_size
-from gpucomm.viz.calculators.collective import Path, cost_explorer_figure, size_grid
+from gpucomm.viz.calculators.collective import cost_explorer_figure, size_grid
 from gpucomm.viz.figures._layout import COLORS, corner_title, sig, y_from_top
 
-__all__ = ["SHOWN_ALGORITHMS", "algorithms_figure", "PCIE_PATHS", "pcie_allreduce_figure"]
+__all__ = ["SHOWN_ALGORITHMS", "algorithms_figure", "PCIE_FABRICS", "pcie_allreduce_figure"]
 
 
 def _size_axis_ticks(sizes: list[int], every: int = 4) -> tuple[list[int], list[str]]:
@@ -43,7 +44,7 @@ def _algorithm_curves(collective: str, n: int, link: str, sizes: list[int]) -> t
         total, alpha, beta = [], [], []
         for s in sizes:
             try:
-                c = collective_cost(collective, s, num_ranks=n, link=link, algorithm=algo)
+                c = collective_cost(collective, s, num_ranks=n, fabric=link, algorithm=algo)
             except GpucommError:  # e.g. rhd on 6 ranks, an algorithm that does not implement the collective
                 total.append(None), alpha.append(None), beta.append(None)
                 continue
@@ -51,7 +52,7 @@ def _algorithm_curves(collective: str, n: int, link: str, sizes: list[int]) -> t
             alpha.append(c.latency_s * 1e6)
             beta.append(c.transfer_s * 1e6 if c.transfer_s > 0 else None)
         ys += [sig(total), sig(alpha), sig(beta)]
-    auto = [collective_cost(collective, s, num_ranks=n, link=link) for s in sizes]
+    auto = [collective_cost(collective, s, num_ranks=n, fabric=link) for s in sizes]
     ys.append(sig([c.time_s * 1e6 for c in auto]))
     return ys, [f"{c.algorithm}/{c.protocol}" for c in auto]
 
@@ -148,23 +149,23 @@ def algorithms_figure(link: str = "nvlink4", *, collectives: tuple[str, ...] = C
     return fig
 
 
-PCIE_PATHS = tuple(Path(f"pcie{g}", p2p=p2p) for g in (3, 4, 5, 6) for p2p in (True, False))
+PCIE_FABRICS = tuple(make_fabric(f"pcie{g}", p2p=p2p) for g in (3, 4, 5, 6) for p2p in (True, False))
 """PCIe 3.0-6.0 x16, each with P2P and staged through host memory."""
 
 
 def pcie_allreduce_figure(gpu_counts: tuple[int, ...] = (2, 4, 8), initial_gpus: int = 4,
-                          paths: tuple[Path, ...] = PCIE_PATHS) -> go.Figure:
+                          fabrics: tuple[Fabric, ...] = PCIE_FABRICS) -> go.Figure:
     """all_reduce time and busbw vs message size over PCIe 3.0-6.0, with and without P2P, slider over GPUs.
 
     A thin wrapper of :func:`gpucomm.viz.calculators.collective.cost_explorer_figure` (same model, same
-    slider), with the PCIe paths and GPU counts of a PCIe server.
+    slider), with the PCIe links (with and without P2P) and GPU counts of a PCIe server.
 
     Raises
     ------
     GpucommError
         If ``initial_gpus`` is not one of ``gpu_counts``.
     """
-    fig = cost_explorer_figure("all_reduce", paths=paths, gpu_counts=gpu_counts, initial_gpus=initial_gpus)
+    fig = cost_explorer_figure("all_reduce", fabrics=fabrics, gpu_counts=gpu_counts, initial_gpus=initial_gpus)
     for trace in fig.data:  # P2P off: dotted
         if "no P2P" in (trace.name or ""):
             trace.line.dash = "dot"

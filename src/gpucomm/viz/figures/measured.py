@@ -21,6 +21,7 @@ from gpucomm import GpucommError
 from gpucomm.measure.nccl_tests_log import ParsedLog
 from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.cost import collective_cost
+from gpucomm.model.fabric import Fabric
 from gpucomm.model.fit import AlphaBetaFit, FitReport, fit_sweep, sweep_rows
 from gpucomm.model.units import format_size, format_time, to_gb_per_s
 from gpucomm.viz.figures._layout import corner_title, sig, y_from_top
@@ -55,7 +56,7 @@ def measured_vs_model_figure(records: Iterable[dict], model_curve: Mapping[str, 
         ``SweepResults``' ``.meta`` names the backend in the title.
     model_curve : mapping of str to callable or (sizes, busbw), optional
         Extra curves, by legend label: a function ``msg_bytes -> time_s`` (for example
-        ``lambda s: gpucomm.model.cost.all_reduce_time_s(s, 8, link="nvlink4")``), whose busbw
+        ``lambda s: gpucomm.model.cost.all_reduce_time_s(s, 8, fabric="nvlink4")``), whose busbw
         ``f S / t`` is drawn over the measured range; or a pair of sequences
         ``(msg_bytes, busbw_bytes_per_s)`` drawn as given.
     fit : AlphaBetaFit or "auto" or None
@@ -199,8 +200,12 @@ class LogEntry:
         :meth:`gpucomm.measure.nccl_tests_log.ParsedLog.as_results`.
     in_place : list of dict
         In-place results (may be empty).
-    model_kwargs : dict
-        Keywords for :func:`gpucomm.model.cost.collective_cost` describing the hardware (``link``...).
+    fabric : Fabric or str
+        The measured system's GPUs and how they are connected (:func:`gpucomm.model.fabric.make_fabric`),
+        or a link key; None: the entry is drawn without a model curve.
+    algorithm : str
+        The algorithm the measurement fixed, or ``auto`` (NCCL's choice), as
+        :func:`gpucomm.model.cost.collective_cost`.
     line_rate_bytes_per_s : float or None
         A reference line (the link's nominal per-direction bandwidth), or None.
     note : str
@@ -210,15 +215,17 @@ class LogEntry:
     label: str
     records: list
     in_place: list = field(default_factory=list)
-    model_kwargs: dict = field(default_factory=dict)
+    fabric: Fabric | str | None = None
     line_rate_bytes_per_s: float | None = None
     note: str = ""
+    algorithm: str = "auto"
 
     @classmethod
-    def from_log(cls, label: str, log: ParsedLog, model_kwargs: dict, *, line_rate_bytes_per_s: float | None = None,
-                 note: str = "") -> LogEntry:
+    def from_log(cls, label: str, log: ParsedLog, fabric: Fabric | str, *, algorithm: str = "auto",
+                 line_rate_bytes_per_s: float | None = None, note: str = "") -> LogEntry:
         """An entry from a parsed nccl-tests log (both placements)."""
-        return cls(label, log.as_results(), log.as_results(in_place=True), model_kwargs, line_rate_bytes_per_s, note)
+        return cls(label, log.as_results(), log.as_results(in_place=True), fabric, line_rate_bytes_per_s, note,
+                   algorithm)
 
 
 def logs_vs_model_figure(entries: tuple[LogEntry, ...], *, initial: int = 0, points: int = 60) -> go.Figure:
@@ -279,12 +286,13 @@ def logs_vs_model_figure(entries: tuple[LogEntry, ...], *, initial: int = 0, poi
         lo, hi = min(sizes), max(sizes)
         grid = sorted({int(round(math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * i / max(points - 1, 1))))
                        for i in range(points)}) if hi > lo else [lo]
-        costs = [collective_cost(collective, s, num_ranks=n, **e.model_kwargs) for s in grid]
-        mine.append(len(fig.data))
-        fig.add_trace(go.Scatter(
-            x=grid, y=sig([c.busbw_bytes_per_s / 1e9 for c in costs]), customdata=[c.algorithm for c in costs],
-            name="model (gpucomm.model.cost)", mode="lines", line=dict(color="#2ca02c", width=3), visible=visible,
-            hovertemplate="%{y:.3g} GB/s (%{customdata})<extra>model</extra>"))
+        if e.fabric is not None:
+            costs = [collective_cost(collective, s, num_ranks=n, fabric=e.fabric, algorithm=e.algorithm) for s in grid]
+            mine.append(len(fig.data))
+            fig.add_trace(go.Scatter(
+                x=grid, y=sig([c.busbw_bytes_per_s / 1e9 for c in costs]), customdata=[c.algorithm for c in costs],
+                name="model (gpucomm.model.cost)", mode="lines", line=dict(color="#2ca02c", width=3), visible=visible,
+                hovertemplate="%{y:.3g} GB/s (%{customdata})<extra>model</extra>"))
         if e.line_rate_bytes_per_s:
             mine.append(len(fig.data))
             fig.add_trace(go.Scatter(

@@ -18,10 +18,10 @@ import math
 import plotly.graph_objects as go
 
 from gpucomm import GpucommError
+from gpucomm.model.fabric import Fabric, make_fabric
 from gpucomm.model.hardware import get_gpu
-from gpucomm.model.planning import ServingConfig, training_comm_estimate
+from gpucomm.model.planning import training_comm_estimate
 from gpucomm.model.tp import get_model, tp_forward_comm, tp_step
-from gpucomm.viz.calculators.collective import Path
 from gpucomm.viz.figures._layout import (
     COMPUTE_COLOR,
     NVLINK_COLOR,
@@ -37,7 +37,8 @@ __all__ = ["tp_speedup_figure", "tp_comm_vs_tokens_figure", "training_comm_figur
 
 
 def tp_speedup_figure(model: str = "llama-3-70b", *, gpu: str = "h100_sxm5",
-                      paths: tuple[Path, ...] = (Path("nvlink4"), Path("pcie5"), Path("pcie5", p2p=False)),
+                      fabrics: tuple[Fabric, ...] = (make_fabric("nvlink4"), make_fabric("pcie5"),
+                                                     make_fabric("pcie5", p2p=False)),
                       tp_sizes: tuple[int, ...] = (1, 2, 4, 8),
                       scenarios: tuple[tuple[str, dict], ...] = (
                           ("prefill, 4096-token prompt", dict(phase="prefill", prompt_len=4096)),
@@ -54,9 +55,9 @@ def tp_speedup_figure(model: str = "llama-3-70b", *, gpu: str = "h100_sxm5",
     model : str
         Model preset.
     gpu : str
-        GPU catalog key (needs FLOP/s and memory bandwidth).
-    paths : tuple of Path
-        Links between the TP GPUs.
+        GPU catalog key (needs FLOP/s and memory bandwidth), the GPU of every line.
+    fabrics : tuple of Fabric
+        How the TP GPUs are connected, one line each (named by :attr:`~gpucomm.model.fabric.Fabric.label`).
     tp_sizes : tuple of int
         TP degrees on the x axis (must divide the model's heads).
     scenarios : tuple of (label, keyword arguments of tp_step)
@@ -73,11 +74,12 @@ def tp_speedup_figure(model: str = "llama-3-70b", *, gpu: str = "h100_sxm5",
     """
     if not scenarios:
         raise GpucommError("no scenario: expected at least one (label, tp_step keywords) pair")
+    with_gpu = [f.replace(gpu=gpu) for f in fabrics]
 
     def curves(kwargs: dict) -> tuple[list[list[float]], list[list[float]]]:
         speed, share = [], []
-        for p in paths:
-            steps = [tp_step(model, gpu=gpu, tp_size=t, link=p.link, p2p=p.p2p, **kwargs) for t in tp_sizes]
+        for f in with_gpu:
+            steps = [tp_step(model, fabric=f, tp_size=t, **kwargs) for t in tp_sizes]
             speed.append([steps[0].step_s / s.step_s for s in steps])
             share.append([100 * s.comm_share for s in steps])
         return speed, share
@@ -89,7 +91,7 @@ def tp_speedup_figure(model: str = "llama-3-70b", *, gpu: str = "h100_sxm5",
                              line=dict(color="gray", dash="dash"), hoverinfo="skip"))
     speed0, share0 = curves(scenarios[0][1])
     colors = [NVLINK_COLOR, COMPUTE_COLOR, PCIE_COLOR, "#9467bd", "#8c564b"]
-    for i, p in enumerate(paths):
+    for i, p in enumerate(fabrics):
         fig.add_trace(go.Scatter(x=list(tp_sizes), y=speed0[i], customdata=share0[i], name=p.label,
                                  mode="lines+markers", line=dict(color=colors[i % len(colors)], width=3),
                                  hovertemplate="TP=%{x}: %{y:.2f}x, all_reduce %{customdata:.0f}% of the pass"
@@ -98,7 +100,7 @@ def tp_speedup_figure(model: str = "llama-3-70b", *, gpu: str = "h100_sxm5",
     for label, kwargs in scenarios:
         speed, share = curves(kwargs)
         buttons.append(dict(label=label, method="restyle",
-                            args=[{"y": speed, "customdata": share}, list(range(1, len(paths) + 1))]))
+                            args=[{"y": speed, "customdata": share}, list(range(1, len(fabrics) + 1))]))
     fig.update_layout(
         title=top_title(f"{cfg.key} on {gpu_name}: TP speed-up (model)"), template="plotly_white", height=560,
         margin=dict(t=TOP_MARGIN_PX, b=130), xaxis=dict(title="TP degree (GPUs)", tickvals=list(tp_sizes)),
@@ -108,17 +110,17 @@ def tp_speedup_figure(model: str = "llama-3-70b", *, gpu: str = "h100_sxm5",
     return fig
 
 
-def tp_comm_vs_tokens_figure(model: str, *, paths: tuple[Path, ...], tp_sizes: tuple[int, ...] = (2, 4, 8),
+def tp_comm_vs_tokens_figure(model: str, *, fabrics: tuple[Fabric, ...], tp_sizes: tuple[int, ...] = (2, 4, 8),
                              initial_tp: int = 4, token_counts: tuple[int, ...] | None = None,
                              measured: list[tuple[str, int, float]] = ()) -> go.Figure:
-    """All_reduce time of one TP forward pass vs tokens, one line per path, slider over TP degree.
+    """All_reduce time of one TP forward pass vs tokens, one line per fabric, slider over TP degree.
 
     Parameters
     ----------
     model : str
         Model preset key (``"llama-3-70b"``).
-    paths : tuple of Path
-        Links to compare.
+    fabrics : tuple of Fabric
+        Links (and how they are wired) to compare, one line each.
     tp_sizes : tuple of int
         TP degrees offered by the slider (static HTML, precomputed).
     initial_tp : int
@@ -144,12 +146,12 @@ def tp_comm_vs_tokens_figure(model: str, *, paths: tuple[Path, ...], tp_sizes: t
     tokens = list(token_counts or [2**k for k in range(0, 16)])
 
     def ys(tp: int) -> list[list[float]]:
-        return [[tp_forward_comm(cfg, tp_size=tp, num_tokens=t, link=p.link, p2p=p.p2p).total_time_s * 1e3 for t in tokens]
-                for p in paths]
+        return [[tp_forward_comm(cfg, tp_size=tp, num_tokens=t, fabric=f).total_time_s * 1e3 for t in tokens]
+                for f in fabrics]
 
     fig = go.Figure()
-    for path, y in zip(paths, ys(initial_tp)):
-        fig.add_trace(go.Scatter(x=tokens, y=y, name=path.label, mode="lines+markers",
+    for fabric, y in zip(fabrics, ys(initial_tp)):
+        fig.add_trace(go.Scatter(x=tokens, y=y, name=fabric.label, mode="lines+markers",
                                  hovertemplate="%{x} tokens: %{y:.3g} ms<extra>%{fullData.name}</extra>"))
     for label, num_tokens, time_s in measured:
         fig.add_trace(go.Scatter(x=[num_tokens], y=[time_s * 1e3], name=label, mode="markers",
@@ -160,7 +162,7 @@ def tp_comm_vs_tokens_figure(model: str, *, paths: tuple[Path, ...], tp_sizes: t
                   )
              for tp in tp_sizes]
     for step in steps:  # restyle only the model traces; measured markers stay
-        step["args"].append(list(range(len(paths))))
+        step["args"].append(list(range(len(fabrics))))
     fig.update_layout(
         title=f"{cfg.name}, TP={initial_tp}: all_reduce time per forward pass (model)",
         xaxis=dict(type="log", title="tokens in the forward pass (prompt length x batch)"),
@@ -177,7 +179,7 @@ _STRATEGY_NAMES = {"dp": "DP (gradient all_reduce)", "fsdp": "FSDP / ZeRO-3", "p
                    "tp": "TP (4 all_reduces per layer)"}
 
 
-def training_comm_figure(model: str, configs: tuple[ServingConfig, ...], *, gpu_counts: tuple[int, ...] = (2, 4, 8),
+def training_comm_figure(model: str, fabrics: tuple[Fabric, ...], *, gpu_counts: tuple[int, ...] = (2, 4, 8),
                          initial_gpus: int = 8, tokens_per_gpu: int = 8192, seq_len: int = 8192,
                          strategies: tuple[str, ...] = ("dp", "fsdp", "pp", "tp")) -> go.Figure:
     """Communication time per training step by strategy and system, slider over GPUs, buttons for overlap.
@@ -186,8 +188,9 @@ def training_comm_figure(model: str, configs: tuple[ServingConfig, ...], *, gpu_
     ----------
     model : str
         Model preset.
-    configs : tuple of ServingConfig
-        GPU + link of each system (x axis).
+    fabrics : tuple of Fabric
+        Each system (x axis, named by :attr:`~gpucomm.model.fabric.Fabric.label`): its GPU and how its GPUs
+        are connected.
     gpu_counts : tuple of int
         GPUs in the group, offered by the slider (weak scaling: ``tokens_per_gpu`` each).
     initial_gpus : int
@@ -209,13 +212,13 @@ def training_comm_figure(model: str, configs: tuple[ServingConfig, ...], *, gpu_
         If ``initial_gpus`` is not in ``gpu_counts`` or the model rejects an input.
     """
     check_initial("GPU count", initial_gpus, gpu_counts)
-    labels = [c.label.replace(", ", "<br>") for c in configs]  # two-line tick labels, no rotation
+    labels = [f.label.replace(", ", "<br>") for f in fabrics]  # two-line tick labels, no rotation
 
     def raw(n: int) -> tuple[list, list, list]:
-        est = {(s, i): training_comm_estimate(model, s, gpu=c.gpu, link=c.link, p2p=c.p2p, num_gpus=n,
-                                              tokens_per_gpu=tokens_per_gpu, seq_len=seq_len, overlap=True)
-               for s in strategies for i, c in enumerate(configs)}
-        idx = range(len(configs))
+        est = {(s, i): training_comm_estimate(model, s, fabric=f, num_gpus=n, tokens_per_gpu=tokens_per_gpu,
+                                              seq_len=seq_len, overlap=True)
+               for s in strategies for i, f in enumerate(fabrics)}
+        idx = range(len(fabrics))
         vals = [[est[s, i].exposed_s if exposed else est[s, i].comm.time_s for i in idx]
                 for exposed in (False, True) for s in strategies]
         mem = [[f"{est[s, i].mem_bytes_per_gpu / 1e9:.0f} GB/GPU of weights + grads + Adam" for i in idx]

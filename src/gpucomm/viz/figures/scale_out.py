@@ -9,23 +9,23 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
-from gpucomm.model.hardware import get_link, get_network
+from gpucomm.model.fabric import Fabric
+from gpucomm.model.hardware import get_network
 from gpucomm.model.units import format_size
 from gpucomm.viz.calculators.collective import size_grid
 from gpucomm.viz.figures._layout import check_initial, color
 
-__all__ = ["NetworkPath", "scale_out_busbw_figure"]
+__all__ = ["scale_out_busbw_figure"]
 
 
-class NetworkPath:
-    """A scale-out configuration: NIC type and NICs per node (for :func:`scale_out_busbw_figure`)."""
-
-    def __init__(self, network: str, nics_per_node: int | None = None, label: str | None = None):
-        self.network = get_network(network).key
-        self.nics_per_node = nics_per_node
-        nics = "1 NIC per GPU" if nics_per_node is None else f"{nics_per_node} NICs per node"
-        self.label = label or f"{get_network(network).name}, {nics}"
+def _network_label(fabric: Fabric) -> str:
+    """The fabric's name, or its network and NIC count: ``"NDR InfiniBand ..., 1 NIC per GPU"``."""
+    if fabric.name:
+        return fabric.name
+    nics = "1 NIC per GPU" if fabric.nics_per_node is None else f"{fabric.nics_per_node} NICs per node"
+    return f"{get_network(fabric.network).name}, {nics}"
 
 
 def _size_ticks(sizes: list[int]) -> tuple[list[int], list[str]]:
@@ -33,17 +33,17 @@ def _size_ticks(sizes: list[int]) -> tuple[list[int], list[str]]:
     return ticks, [format_size(s) for s in ticks]
 
 
-def scale_out_busbw_figure(paths: tuple[NetworkPath, ...], *, link: str = "nvlink4", gpus_per_node: int = 8,
+def scale_out_busbw_figure(fabrics: tuple[Fabric, ...], *, gpus_per_node: int = 8,
                            node_counts: tuple[int, ...] = (1, 2, 4, 16), initial_nodes: int = 2,
                            measured: list[tuple[str, list[int], list[float]]] = ()) -> go.Figure:
     """all_reduce busbw vs message size across nodes, one line per network, slider over the node count.
 
     Parameters
     ----------
-    paths : tuple of NetworkPath
-        Networks to compare.
-    link : str
-        Intra-node link.
+    fabrics : tuple of Fabric
+        Networks to compare, one line each: fabrics of two or more nodes (their ``num_nodes`` is replaced by
+        the slider's), with the intra-node link, network and NICs per node; named by ``name``, else by the
+        network and NIC count. The title names the first fabric's intra-node link.
     gpus_per_node : int
         GPUs per node.
     node_counts : tuple of int
@@ -63,22 +63,26 @@ def scale_out_busbw_figure(paths: tuple[NetworkPath, ...], *, link: str = "nvlin
     Raises
     ------
     GpucommError
-        If ``initial_nodes`` is not in ``node_counts``.
+        If ``initial_nodes`` is not in ``node_counts``, or a fabric has no network.
     """
     check_initial("node count", initial_nodes, node_counts)
+    for f in fabrics:
+        if f.network is None:
+            raise GpucommError(f"fabric {f.label!r} has no network: expected fabrics of 2 or more nodes "
+                               "(make_fabric(link, num_nodes=2, network=...))")
     sizes = size_grid(1024, 16 * 2**30)
 
     def data(nodes: int) -> list[list[float]]:
         out = []
-        for p in paths:
-            kw = dict(num_nodes=nodes, network=p.network, nics_per_node=p.nics_per_node) if nodes > 1 else {}
-            out.append([collective_cost("all_reduce", s, num_ranks=nodes * gpus_per_node, link=link, **kw)
+        for f in fabrics:
+            fabric = f.replace(num_nodes=nodes) if nodes > 1 else f.one_node()
+            out.append([collective_cost("all_reduce", s, num_ranks=nodes * gpus_per_node, fabric=fabric)
                         .busbw_bytes_per_s / 1e9 for s in sizes])
         return out
 
     fig = go.Figure()
-    for i, (p, y) in enumerate(zip(paths, data(initial_nodes))):
-        fig.add_trace(go.Scatter(x=sizes, y=y, name=p.label, mode="lines",
+    for i, (f, y) in enumerate(zip(fabrics, data(initial_nodes))):
+        fig.add_trace(go.Scatter(x=sizes, y=y, name=_network_label(f), mode="lines",
                                  line=dict(color=color(i), width=2.5, dash=("solid", "dash", "dot", "dashdot")[i % 4]),
                                  hovertemplate="%{y:.3g} GB/s<extra>%{fullData.name}</extra>"))
     for label, msg_sizes, busbw in measured:
@@ -88,9 +92,9 @@ def scale_out_busbw_figure(paths: tuple[NetworkPath, ...], *, link: str = "nvlin
 
     def title(n: int) -> str:
         where = f"{n} nodes x {gpus_per_node} GPUs" if n > 1 else f"1 node of {gpus_per_node} GPUs (no network)"
-        return f"all_reduce busbw, {where} (model)<br><sup>{get_link(link).name} inside each node</sup>"
+        return f"all_reduce busbw, {where} (model)<br><sup>{fabrics[0].link.name} inside each node</sup>"
 
-    steps = [dict(method="update", label=str(n), args=[{"y": data(n)}, {"title.text": title(n)}, list(range(len(paths)))])
+    steps = [dict(method="update", label=str(n), args=[{"y": data(n)}, {"title.text": title(n)}, list(range(len(fabrics)))])
              for n in node_counts]
     ticks, text = _size_ticks(sizes)
     fig.update_layout(

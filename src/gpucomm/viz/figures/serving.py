@@ -17,26 +17,30 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from gpucomm import GpucommError
+from gpucomm.model.fabric import Fabric, make_fabric, system_fabric
 from gpucomm.model.hardware import get_gpu
 from gpucomm.model.measurements import NVIDIA_BLOG_TP2_THROUGHPUT
-from gpucomm.model.planning import ServingConfig, request_throughput, serving_estimate, system_serving_config
-from gpucomm.model.tp import get_model
+from gpucomm.model.planning import max_tp_size, request_throughput, serving_estimate
+from gpucomm.model.tp import get_model, tp_step
 from gpucomm.viz.figures._layout import COLORS, check_initial, color, corner_title, sig, y_from_top
 
 __all__ = ["tp_decode_scaling_figure", "tp2_throughput_figure", "Workload", "system_comparison_figure"]
 
 
-def tp_decode_scaling_figure(model: str, configs: tuple[ServingConfig, ...], *, tp_sizes: tuple[int, ...] = (1, 2, 4, 8),
+def tp_decode_scaling_figure(model: str, fabrics: tuple[Fabric, ...], *, tp_sizes: tuple[int, ...] = (1, 2, 4, 8),
                              batches: tuple[int, ...] = (1, 4, 16, 64, 256), initial_batch: int = 1,
-                             prompt_len: int = 1024, dtype: str = "fp16") -> go.Figure:
+                             prompt_len: int = 1024, dtype: str = "fp16",
+                             algorithms: tuple[str, ...] | None = None) -> go.Figure:
     """Decode tokens/s per user and per GPU vs TP degree, one line per GPU + link, slider over the batch.
 
     Parameters
     ----------
     model : str
         Model preset.
-    configs : tuple of ServingConfig
-        GPU + link combinations; degrees above a configuration's ``max_tp`` are left empty.
+    fabrics : tuple of Fabric
+        GPU + link combinations, one line each (named by :attr:`~gpucomm.model.fabric.Fabric.label`); degrees
+        above a fabric's :func:`~gpucomm.model.planning.max_tp_size` are left empty.
     tp_sizes : tuple of int
         TP degrees on the x axis.
     batches : tuple of int
@@ -47,6 +51,9 @@ def tp_decode_scaling_figure(model: str, configs: tuple[ServingConfig, ...], *, 
         Context length of every sequence (KV cache read per step).
     dtype : str
         Weights, activations and KV cache dtype.
+    algorithms : tuple of str, optional
+        All_reduce algorithm of each fabric's line (default ``auto`` for all; ``one_shot``: an inference
+        engine's custom all_reduce).
 
     Returns
     -------
@@ -61,18 +68,22 @@ def tp_decode_scaling_figure(model: str, configs: tuple[ServingConfig, ...], *, 
     """
     check_initial("batch", initial_batch, batches)
     cfg = get_model(model)
+    algorithms = tuple(algorithms or ("auto",) * len(fabrics))
+    if len(algorithms) != len(fabrics):
+        raise GpucommError(f"{len(algorithms)} algorithms for {len(fabrics)} fabrics: expected one per fabric")
 
     def data(batch: int) -> tuple[list, list]:
         ys, symbols = [], []
-        for c in configs:
+        for c, algorithm in zip(fabrics, algorithms):
             user, gpu, sym = [], [], []
             for tp in tp_sizes:
-                if tp > c.max_tp:  # beyond the box or NVLink domain: no point
+                if tp > max_tp_size(c):  # beyond the box or NVLink domain: no point
                     user.append(None)
                     gpu.append(None)
                     sym.append("circle")
                     continue
-                s = c.step(cfg.key, tp_size=tp, phase="decode", batch=batch, prompt_len=prompt_len, dtype=dtype)
+                s = tp_step(cfg.key, fabric=c, tp_size=tp, phase="decode", batch=batch, prompt_len=prompt_len,
+                            dtype=dtype, algorithm=algorithm)
                 user.append(s.tokens_per_s_per_user)
                 gpu.append(s.tokens_per_s_per_gpu)
                 sym.append("circle" if s.fits_memory else "circle-open")
@@ -83,7 +94,7 @@ def tp_decode_scaling_figure(model: str, configs: tuple[ServingConfig, ...], *, 
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("tokens/s per user (latency)", "tokens/s per GPU (throughput)"))
     ys, symbols = data(initial_batch)
-    for i, c in enumerate(configs):
+    for i, c in enumerate(fabrics):
         for col in (1, 2):
             k = 2 * i + col - 1
             fig.add_trace(go.Scatter(
@@ -129,17 +140,17 @@ def tp2_throughput_figure(model: str = "llama-3-70b", *, gpu: str = "h200_sxm", 
     """
     table = measured or NVIDIA_BLOG_TP2_THROUGHPUT
     batches = sorted(table)
-    configs = (ServingConfig("point-to-point", gpu, link, fabric={"topology": "mesh", "mesh_size": mesh_size}),
-               ServingConfig("NVSwitch", gpu, link))
-    model_tps = [[request_throughput(model, c, tp_size=2, batch=b, isl=isl, osl=osl).tokens_per_s_per_gpu
-                  for b in batches] for c in configs]
+    fabrics = (make_fabric(link, gpu=gpu, topology="mesh", mesh_size=mesh_size, name="point-to-point"),
+               make_fabric(link, gpu=gpu, name="NVSwitch"))
+    model_tps = [[request_throughput(model, f, tp_size=2, batch=b, isl=isl, osl=osl).tokens_per_s_per_gpu
+                  for b in batches] for f in fabrics]
     labels = [str(b) for b in batches]
     fig = go.Figure()
-    for i, c in enumerate(configs):
+    for i, c in enumerate(fabrics):
         fig.add_trace(go.Bar(x=labels, y=[table[b][i] for b in batches], name=f"{c.label}: NVIDIA (Table 3)",
                              marker_color=COLORS[i], opacity=0.55,
                              hovertemplate="batch %{x}: %{y} tok/s/GPU<extra>NVIDIA</extra>"))
-    for i, c in enumerate(configs):
+    for i, c in enumerate(fabrics):
         fig.add_trace(go.Scatter(x=labels, y=sig(model_tps[i], 3), name=f"{c.label}: model", mode="lines+markers",
                                  line=dict(color=COLORS[i], width=3),
                                  hovertemplate="batch %{x}: %{y:.3g} tok/s/GPU<extra>model</extra>"))
@@ -183,7 +194,7 @@ class Workload:
     prompt_len : int
         Prompt (context) tokens per sequence.
     tp_size : int or None
-        TP degree; None uses each system's largest (:attr:`ServingConfig.max_tp`).
+        TP degree; None uses each system's largest (:func:`gpucomm.model.planning.max_tp_size`).
     dtype : str
         Weights, activations and KV cache dtype.
     """
@@ -213,15 +224,15 @@ def system_comparison_figure(workloads: tuple[Workload, ...], systems: tuple[str
     Raises
     ------
     GpucommError
-        Unknown system or a fabric :func:`gpucomm.model.planning.system_serving_config` cannot describe.
+        Unknown system or one :func:`gpucomm.model.fabric.system_fabric` cannot describe.
     """
-    configs = [system_serving_config(s) for s in systems]
+    configs = [system_fabric(s) for s in systems]
     # short two-line tick labels: "DGX A100 / HGX A100" -> "DGX<br>A100", "8 x RTX 4090 on PCIe..." -> "8 x<br>RTX 4090"
     short = [c.label.split(" / ")[0].split(" (")[0].split(" on ")[0] for c in configs]
     names = [n.replace(" ", "<br>", 1) if not n.startswith("8 x") else n.replace("8 x ", "8 x<br>", 1) for n in short]
 
     def data(w: Workload) -> tuple[list, list, list]:
-        est = [serving_estimate(w.model, c, tp_size=w.tp_size or c.max_tp, batch=w.batch, prompt_len=w.prompt_len,
+        est = [serving_estimate(w.model, c, tp_size=w.tp_size or max_tp_size(c), batch=w.batch, prompt_len=w.prompt_len,
                                 dtype=w.dtype) for c in configs]
         colors = [color(0) if e.fits_memory else "#bbbbbb" for e in est]
         texts = [f"TP={e.tp_size}, comm {100 * e.decode_comm_share:.0f}%" if e.fits_memory else

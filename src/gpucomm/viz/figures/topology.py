@@ -16,7 +16,8 @@ from plotly.subplots import make_subplots
 
 from gpucomm import GpucommError
 from gpucomm.measure.topology import TopoMatrix, describe_cell
-from gpucomm.model.cost import collective_cost, make_fabric, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
+from gpucomm.model.cost import collective_cost, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
+from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import get_link
 from gpucomm.model.units import format_size
 from gpucomm.viz.figures._layout import COLORS, corner_title, menu, sig, top_title, y_from_top
@@ -76,14 +77,14 @@ def mesh_vs_switch_figure(link: str = "nvlink4", *, mesh_size: int = 8,
 
     def times(size: int) -> list[list[float]]:
         out = []
-        for kw in ({}, {"topology": "mesh", "mesh_size": mesh_size}):
-            out.append(sig([collective_cost("all_reduce", size, num_ranks=n, link=link, **kw).time_s * 1e6
+        for fabric in (switch, mesh):
+            out.append(sig([collective_cost("all_reduce", size, num_ranks=n, fabric=fabric).time_s * 1e6
                              for n in gpus]))
         return out
 
     def algos(size: int) -> list[list[str]]:
-        return [[collective_cost("all_reduce", size, num_ranks=n, link=link, **kw).algorithm for n in gpus]
-                for kw in ({}, {"topology": "mesh", "mesh_size": mesh_size})]
+        return [[collective_cost("all_reduce", size, num_ranks=n, fabric=fabric).algorithm for n in gpus]
+                for fabric in (switch, mesh)]
 
     first = len(fig.data)
     for label, y, a, color in zip(("NVSwitch", f"mesh of {mesh_size}"), times(initial_size), algos(initial_size),

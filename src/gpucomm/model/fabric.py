@@ -1,0 +1,380 @@
+"""How GPUs are connected: one type, :class:`Fabric`, for the cost model, TP, training, planning and the calculators.
+
+A fabric says which GPU the group runs on (a catalog key, optional), which link joins the GPUs of
+a node and how (through a switch, a point-to-point mesh, NVLink-bridged pairs; with P2P or staged
+through host memory; under one socket or two; GPUs sharing a PCIe uplink), how many GPUs one node
+holds, and across nodes which network and how many NICs per node. Build one from a link and its
+options (:func:`make_fabric`) or from a catalog system (:func:`system_fabric`); a fabric is frozen
+and validated, so every consumer (:func:`gpucomm.model.cost.collective_cost`,
+:func:`gpucomm.model.tp.tp_step`, :func:`gpucomm.model.training.step_comm`,
+:mod:`gpucomm.model.planning`, the calculators and figures) takes it whole, with nothing to forget.
+
+Examples
+--------
+>>> make_fabric("pcie4", p2p=False).label
+'PCIe 4.0 x16, no P2P (via host memory)'
+>>> f = system_fabric("dgx_h100", num_nodes=2)
+>>> f.gpu, f.link.key, f.network, f.nics_per_node, f.gpus_per_node
+('h100_sxm5', 'nvlink4', 'ib_ndr', 8, 8)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from gpucomm import GpucommError
+from gpucomm.model.collectives import check_num_ranks
+from gpucomm.model.hardware import LINKS, Link, get_gpu, get_inter_socket_link, get_link, get_network, get_system
+from gpucomm.model.hardware.gpus import bridge_link
+from gpucomm.model.hardware.nvswitch import System
+
+__all__ = ["TOPOLOGIES", "Fabric", "make_fabric", "system_fabric", "as_fabric"]
+
+TOPOLOGIES = ("switch", "mesh", "pairs")
+"""How the GPUs of a node are wired (see :class:`Fabric`)."""
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """How a group of GPUs is connected: the GPU, the link inside a node and how it is wired, nodes and network.
+
+    Build it with :func:`make_fabric` or :func:`system_fabric` (both validate); :meth:`replace` changes
+    fields and validates again.
+
+    Attributes
+    ----------
+    link : Link
+        Each GPU's intra-node link (catalog entry; for a bridged PCIe card, its NVLink bridge).
+    p2p : bool
+        False: P2P disabled or unsupported, transfers staged through host memory (PCIe only).
+    topology : {"switch", "mesh", "pairs"}
+        ``switch``: every GPU reaches every other at its full bandwidth (NVSwitch, or a PCIe
+        tree for a ring). ``mesh``: direct point-to-point links, each GPU's bandwidth split
+        evenly over its ``mesh_size - 1`` peers, as in NVIDIA's "P2P vs NVSwitch" table (NVIDIA
+        Technical Blog, "NVIDIA NVLink and NVIDIA NVSwitch Supercharge Large Language Model Inference", Aug 2024).
+        ``pairs``: NVLink bridges join GPUs two by two (A40, RTX 3090, A100/H100 PCIe); a
+        collective over more than 2 GPUs runs its ring through ``pcie_link`` between pairs,
+        and the slowest hop sets the ring's pace.
+    mesh_size : int
+        GPUs wired in the mesh (for ``mesh``), whether or not all take part.
+    num_nodes : int
+        Nodes; the GPUs of a collective must divide evenly over them.
+    network : str or None
+        Scale-out NIC key (``gpucomm.model.hardware.network``) when ``num_nodes > 1``.
+    nics_per_node : int or None
+        NICs per node (default: one per GPU, as in DGX H100).
+    gpus_per_uplink : int
+        Without P2P: GPUs that share one PCIe uplink to the host (2 behind each PCIe switch in a
+        DGX A100). Staged traffic of those GPUs crosses the same uplink, so each gets 1/k of it.
+        With P2P it does not apply: a ring enters and leaves each switch once, so an uplink
+        carries one flow each way whatever the number of GPUs behind it.
+    pcie_link : str
+        For ``pairs``: the PCIe link the ring crosses between bridged pairs.
+    inter_socket : str or None
+        Key of :data:`~gpucomm.model.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs sit under both
+        sockets of a two-socket host (``nvidia-smi topo -m`` shows SYS between some of them);
+        None when they share one socket. A ring crosses the socket link once in each direction,
+        every channel of it, so a GPU's ring bandwidth is at most that link's per-direction
+        bandwidth (``InterSocketLink.bw_bytes_per_s``: measured where published, else NCCL's
+        planning figure, which measured Zen 4/5 hosts exceed).
+    gpu : str or None
+        GPU catalog key (compute, memory, NVLink generation), or None where only the links matter
+        (a collective's cost). :func:`gpucomm.model.tp.tp_step` and the training estimates need it.
+    gpus_per_node : int or None
+        GPUs one node (or NVLink domain) holds; None: not limited. A collective with more GPUs per
+        node is refused, and TP stays within it (:func:`gpucomm.model.planning.max_tp_size`).
+    system : str or None
+        The catalog system the fabric was built from (:func:`system_fabric`), or None.
+    name : str
+        Display name for tables and legends; empty: :attr:`label` describes the fabric.
+    """
+
+    link: Link
+    p2p: bool = True
+    topology: str = "switch"
+    mesh_size: int = 8
+    num_nodes: int = 1
+    network: str | None = None
+    nics_per_node: int | None = None
+    gpus_per_uplink: int = 1
+    pcie_link: str = "pcie4"
+    inter_socket: str | None = None
+    gpu: str | None = None
+    gpus_per_node: int | None = None
+    system: str | None = None
+    name: str = ""
+
+    @property
+    def nvls_capable(self) -> bool:
+        """NVLink SHARP needs third-generation NVSwitch (NVLink 4) or later (NCCL env.rst, NCCL_NVLS_ENABLE)."""
+        return self.link.key in ("nvlink4", "nvlink5") and self.topology == "switch" and self.p2p
+
+    @property
+    def label(self) -> str:
+        """:attr:`name`, or a description: ``"PCIe 4.0 x16, no P2P (via host memory)"``, ``"NVLink 4.0 (...), P2P mesh of 8"``."""
+        if self.name:
+            return self.name
+        text = self.link.name if self.p2p else f"{self.link.name}, no P2P (via host memory)"
+        if self.topology == "mesh":
+            text += f", P2P mesh of {self.mesh_size}"
+        elif self.topology == "pairs":
+            text += f", bridged pairs over {self.pcie_link}"
+        if self.gpus_per_uplink > 1:
+            text += f", {self.gpus_per_uplink} GPUs per PCIe uplink"
+        if self.inter_socket:
+            text += f", across two sockets ({self.inter_socket})"
+        if self.num_nodes > 1:
+            nics = f", {self.nics_per_node} NICs per node" if self.nics_per_node else ""
+            text += f", {self.num_nodes} nodes over {self.network}{nics}"
+        return text
+
+    def replace(self, **changes) -> Fabric:
+        """A copy with ``changes`` applied, validated again by :func:`make_fabric`.
+
+        Parameters
+        ----------
+        **changes
+            Fields of :class:`Fabric` (``num_nodes=2, network="ib_ndr"``, ``gpu="h200_sxm"``, ``name=...``).
+
+        Returns
+        -------
+        Fabric
+
+        Raises
+        ------
+        GpucommError
+            An unknown field, or a combination :func:`make_fabric` refuses.
+        """
+        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
+        if unknown:
+            raise GpucommError(f"unknown fabric field(s) {', '.join(unknown)}: expected fields of Fabric")
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)} | changes
+        return make_fabric(values.pop("link"), **values)
+
+    def one_node(self) -> Fabric:
+        """The same GPUs and links inside one node: no network, no NIC count.
+
+        Returns
+        -------
+        Fabric
+            ``self`` with ``num_nodes=1``, ``network=None``, ``nics_per_node=None`` (already valid: no check).
+        """
+        return dataclasses.replace(self, num_nodes=1, network=None, nics_per_node=None)
+
+
+def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch", mesh_size: int = 8,
+                num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
+                gpus_per_uplink: int = 1, pcie_link: str = "pcie4", inter_socket: str | None = None,
+                gpu: str | None = None, gpus_per_node: int | None = None, system: str | None = None,
+                name: str = "") -> Fabric:
+    """Validate and build a :class:`Fabric` from a link and its options.
+
+    Parameters
+    ----------
+    link : str or Link
+        Each GPU's intra-node link: key of :data:`~gpucomm.model.hardware.links.LINKS` or an entry.
+        With a ``gpu`` that is a bridged PCIe card, an NVLink key stands for that card's bridge
+        (:func:`gpucomm.model.hardware.gpus.bridge_link`: the A40's 56.25 GB/s, not the A100 SXM4's 300).
+    p2p : bool
+        False: P2P disabled or unsupported, traffic staged through host memory (PCIe links only).
+    topology : {"switch", "mesh", "pairs"}
+        How the GPUs are wired (see :class:`Fabric`); ``mesh`` and ``pairs`` need an NVLink link.
+    mesh_size : int
+        GPUs wired in a ``mesh``, 2 to 1024 (checked only for ``mesh``).
+    num_nodes : int
+        Nodes, 1 to 100000.
+    network : str, optional
+        Scale-out NIC key of :data:`~gpucomm.model.hardware.network.NETWORKS`; required when
+        ``num_nodes > 1``, refused for one node.
+    nics_per_node : int, optional
+        NICs per node, 1 to 64 (default: one per GPU); refused for one node.
+    gpus_per_uplink : int
+        GPUs sharing one PCIe uplink to the host, 1 to 64; above 1 only with ``p2p=False``.
+    pcie_link : str
+        PCIe link key the ring crosses between bridged ``pairs`` (``pcie3`` ... ``pcie6``).
+    inter_socket : str, optional
+        Key of :data:`~gpucomm.model.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs span two sockets;
+        only with a PCIe link or ``pairs``.
+    gpu : str, optional
+        GPU catalog key; an NVLink link must be the GPU's own generation.
+    gpus_per_node : int, optional
+        GPUs per node (or NVLink domain), 1 to 100000.
+    system : str, optional
+        Catalog system key the fabric describes (set by :func:`system_fabric`).
+    name : str
+        Display name (see :attr:`Fabric.label`).
+
+    Returns
+    -------
+    Fabric
+        With ``link`` resolved to its catalog entry (or the GPU's bridge) and ``pcie_link``,
+        ``inter_socket``, ``gpu``, ``system`` to their catalog keys.
+
+    Raises
+    ------
+    GpucommError
+        Unknown link, PCIe link, topology, network, inter-socket link, GPU or system; ``p2p`` not a
+        bool; ``p2p=False`` on NVLink; a mesh or pairs on a non-NVLink link, or pairs with a non-PCIe
+        ``pcie_link``; counts out of the ranges above; several nodes without a network, or a
+        network or NIC count for one node; ``gpus_per_uplink > 1`` with P2P; an inter-socket link
+        with NVLink outside ``pairs`` (its traffic does not cross the sockets); an NVLink generation
+        the GPU does not have.
+
+    Examples
+    --------
+    >>> make_fabric("nvlink3", gpu="a40").link.bw_bytes_per_s / 1e9
+    56.25
+    >>> make_fabric("nvlink4", topology="mesh", mesh_size=8).label
+    'NVLink 4.0 (H100/H200 SXM5, 18 links), P2P mesh of 8'
+    """
+    if gpu is not None:
+        spec = get_gpu(gpu)
+        gpu = spec.key
+        _check_gpu_link(spec, link)
+        key = get_link(link).key
+        if spec.nvlink_bridge and key.startswith("nvlink") and key[6:].isdigit():
+            link = bridge_link(spec)  # a bridged card's NVLink is its own bridge, not the SXM part's links
+    link = get_link(link)
+    if not isinstance(p2p, bool):
+        raise GpucommError(f"p2p {p2p!r} is not valid: expected True or False")
+    if not p2p and link.kind != "pcie":
+        raise GpucommError(
+            f"p2p=False (no P2P) with link {link.key!r}: without P2P, traffic leaves NVLink and is staged through host "
+            "memory over PCIe; expected a PCIe link (pcie3, pcie4, pcie5, pcie6), the path the traffic takes")
+    if topology not in TOPOLOGIES:
+        raise GpucommError(f"unknown topology {topology!r}: expected one of {', '.join(TOPOLOGIES)}")
+    if topology == "mesh":
+        check_num_ranks(mesh_size, minimum=2, maximum=1024, what="mesh size")
+        if link.kind != "nvlink":
+            raise GpucommError(f"topology 'mesh' with link {link.key!r}: a point-to-point mesh wires NVLinks GPU to GPU; "
+                               "expected an NVLink link (e.g. nvlink4), or --topology switch for PCIe")
+    check_num_ranks(num_nodes, maximum=100_000, what="number of nodes")
+    if num_nodes == 1 and (network is not None or nics_per_node is not None):
+        given = ", ".join(f"{k} {v!r}" for k, v in (("network", network), ("NICs per node", nics_per_node)) if v is not None)
+        raise GpucommError(f"{given} given for a single node: "
+                           "expected num_nodes (--nodes) of 2 or more, or no network")
+    if num_nodes > 1:
+        if network is None:
+            raise GpucommError(f"{num_nodes} nodes need a network: expected --network with one of the scale-out links")
+        network = get_network(network).key
+        if nics_per_node is not None:
+            check_num_ranks(nics_per_node, maximum=64, what="NICs per node")
+    check_num_ranks(gpus_per_uplink, maximum=64, what="GPUs per uplink")
+    if gpus_per_uplink > 1 and p2p:
+        raise GpucommError(f"{gpus_per_uplink} GPUs per uplink only matters when traffic is staged through the host: "
+                           "expected p2p=False (--no-p2p) or 1")
+    if topology == "pairs" and get_link(pcie_link).kind != "pcie":
+        raise GpucommError(f"pcie link {pcie_link!r} for bridged pairs: expected one of pcie3, pcie4, pcie5, pcie6")
+    if topology == "pairs" and link.kind != "nvlink":
+        raise GpucommError(f"topology 'pairs' with link {link.key!r}: pairs are GPUs joined by NVLink bridges; expected an "
+                           "NVLink link (e.g. nvlink3) with --topology pairs, or --topology switch for plain PCIe")
+    if inter_socket is not None:
+        inter_socket = get_inter_socket_link(inter_socket).key
+        if link.kind != "pcie" and topology != "pairs":
+            raise GpucommError(f"inter-socket link {inter_socket!r} with {link.key!r}: NVLink traffic does not cross the "
+                               "sockets; expected a PCIe link, --topology pairs, or no inter-socket link")
+    if gpus_per_node is not None:
+        check_num_ranks(gpus_per_node, maximum=100_000, what="GPUs per node")
+    if system is not None:
+        system = get_system(system).key
+    if not isinstance(name, str):
+        raise GpucommError(f"fabric name {name!r} is not valid: expected a string")
+    return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink,
+                  get_link(pcie_link).key, inter_socket, gpu, gpus_per_node, system, name)
+
+
+def _check_gpu_link(spec, link: str | Link) -> None:
+    """An NVLink catalog link must be the GPU's own generation (H100 SXM5 has NVLink 4, not 3)."""
+    key = get_link(link).key
+    if key.startswith("nvlink") and key[6:].isdigit() and spec.nvlink_gen is not None and int(key[6:]) != spec.nvlink_gen:
+        raise GpucommError(f"link {key!r} with GPU {spec.key!r}, which has NVLink {spec.nvlink_gen}: expected "
+                           f"link nvlink{spec.nvlink_gen} or a PCIe link")
+    if key.startswith("nvlink") and spec.nvlink_gen is None:
+        raise GpucommError(f"link {key!r} with GPU {spec.key!r}, which has no NVLink: expected a PCIe link")
+
+
+def system_fabric(system: str | System, *, num_nodes: int = 1, network: str | None = None,
+                  name: str | None = None) -> Fabric:
+    """The :class:`Fabric` of a catalog system: its GPU, the link between its GPUs, its nodes' NICs.
+
+    Parameters
+    ----------
+    system : str or System
+        Key of :data:`gpucomm.model.hardware.nvswitch.SYSTEMS` whose GPUs all reach each other at full
+        bandwidth: an NVSwitch system (its GPU's NVLink) or a PCIe box (its GPU's PCIe generation).
+    num_nodes : int
+        Systems (nodes) the GPUs span, >= 1.
+    network : str, optional
+        Scale-out port to use instead of the system's own NICs (then one NIC per GPU).
+    name : str, optional
+        Display name (default: the system's name).
+
+    Returns
+    -------
+    Fabric
+        ``gpu``, ``link`` (``nvlink<gen>`` or ``pcie<gen>``), ``p2p`` and ``gpus_per_node`` (the
+        system's GPUs: its NVLink domain, 72 for an NVL72) from the catalog; across nodes the
+        system's NIC type and count, or ``network`` with one NIC per GPU.
+
+    Raises
+    ------
+    GpucommError
+        Unknown system; a fabric that is not all-to-all (cube-mesh, bridged pairs); a GPU without an
+        NVLink or PCIe generation in the catalog, or whose NVLink is not the catalog link of its
+        generation; several nodes of a system without NICs and no ``network``.
+
+    Examples
+    --------
+    >>> f = system_fabric("pcie_8x_rtx4090")
+    >>> f.link.key, f.p2p, f.gpus_per_node
+    ('pcie4', False, 8)
+    """
+    sys_ = get_system(system)
+    gpu = get_gpu(sys_.gpu_key)
+    if sys_.fabric == "nvswitch":
+        if not gpu.nvlink_gen:
+            raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has no NVLink generation in the catalog")
+        link = f"nvlink{gpu.nvlink_gen}"
+        if link not in LINKS or LINKS[link].bw_bytes_per_s != gpu.nvlink_bw_bytes_per_s:
+            raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has {gpu.nvlink_bw_bytes_per_s / 1e9:g} GB/s of "
+                               f"NVLink, not the {link} entry's: expected a GPU with its generation's full NVLink")
+    elif sys_.fabric == "pcie":
+        if not gpu.pcie_gen:
+            raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has no PCIe generation in the catalog")
+        link = f"pcie{gpu.pcie_gen}"
+    else:
+        raise GpucommError(f"system {sys_.key!r} has fabric {sys_.fabric!r}: expected nvswitch or pcie "
+                           "(cube-mesh and bridged pairs are not all-to-all)")
+    nics = None
+    if num_nodes > 1 and network is None:
+        if sys_.nic_key is None:
+            raise GpucommError(f"{sys_.name} has no scale-out NICs in the catalog: expected a network for {num_nodes} nodes")
+        network, nics = sys_.nic_key, sys_.num_nics
+    return make_fabric(link, p2p=bool(sys_.p2p), num_nodes=num_nodes, network=network if num_nodes > 1 else None,
+                       nics_per_node=nics, gpu=gpu.key, gpus_per_node=sys_.num_gpus, system=sys_.key,
+                       name=sys_.name if name is None else name)
+
+
+def as_fabric(fabric: Fabric | str | Link) -> Fabric:
+    """``fabric`` itself, or for a link key or entry ``make_fabric(link)``: that link through a switch, one node, P2P on.
+
+    Parameters
+    ----------
+    fabric : Fabric, str or Link
+        A fabric, or the shorthand of a plain link.
+
+    Returns
+    -------
+    Fabric
+
+    Raises
+    ------
+    GpucommError
+        An unknown link key, or a value of another type.
+    """
+    if isinstance(fabric, Fabric):
+        return fabric
+    if isinstance(fabric, (str, Link)):
+        return make_fabric(fabric)
+    raise GpucommError(f"fabric {fabric!r} is not valid: expected a Fabric (make_fabric, system_fabric) or a link key")
