@@ -148,8 +148,9 @@ def doctor_figures(report: dict) -> list[tuple[str, go.Figure]]:
         out.append(("P2P access matrix", p2p_matrix_figure(p2p["matrix"], p2p.get("gpus"))))
     copy = report.get("copy") or {}
     if copy.get("records"):
-        expected = {k: v for k, v in (copy.get("expected") or {}).items()}
-        fig = copy_bandwidth_figure(copy["records"], expected, title="Copy bandwidth by kind (dashed: catalog)")
+        expected = {k: v for k, v in (copy.get("expected") or {}).items() if v}
+        title = "Copy bandwidth by kind" + (" (dashed: catalog)" if expected else ": no catalog value to compare")
+        fig = copy_bandwidth_figure(copy["records"], expected, title=title)
         fig.update_layout(title=dict(x=0, xanchor="left", font=dict(size=14)), margin=dict(t=60, l=60, r=20))
         out.append(("Copy bandwidth", fig))
     sweep = report.get("sweep") or {}
