@@ -114,6 +114,19 @@ def test_tp_on_a_bridged_card_without_compute_figures_gives_the_communication():
     assert with_compute["link"] == "rtx_3090_nvlink_bridge" and with_compute["step_time_s"] > 0
 
 
+def test_tp1_exchanges_nothing_and_keeps_the_json_keys():
+    data = json.loads(run("tp", "--model", "llama-3-8b", "--tp", "1", "--tokens", "128", "--link", "nvlink4", "--gpu",
+                          "h100_sxm5", "--json").stdout)
+    tp2 = json.loads(run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "128", "--link", "nvlink4", "--gpu",
+                         "h100_sxm5", "--json").stdout)
+    assert data.keys() == tp2.keys()
+    assert data["all_reduces"] == 0 and data["all_reduce_time_s"] == data["comm_time_s"] == data["comm_share"] == 0
+    assert data["step_time_s"] == pytest.approx(data["compute_time_s"])
+    assert tp2["step_time_s"] == pytest.approx(tp2["compute_time_s"] + tp2["comm_time_s"])  # all per pass
+    table = run("tp", "--model", "llama-3-8b", "--tp", "1", "--tokens", "128", "--link", "nvlink4").stdout
+    assert "nothing to exchange" in table and "time per all_reduce" not in table
+
+
 def test_unknown_collective():
     out = run("cost", "allreduce", "--link", "nvlink3", "--gpus", "4", "--size", "1MiB")
     assert out.returncode == 2 and "all_reduce" in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -55,7 +55,7 @@ def test_serving_estimate_memory_fit_and_first_token():
     eight = serving_estimate("llama-3-70b", H100, tp_size=8)
     assert not one.fits_memory and eight.fits_memory
     assert eight.mem_bytes_per_gpu == pytest.approx(one.mem_bytes_per_gpu / 8)
-    assert eight.time_to_first_token_s == pytest.approx(eight.prefill.step_s)
+    assert eight.time_to_first_token_s == pytest.approx(eight.prefill.time_per_pass_s)
     assert serving_estimate("llama-3-8b", RTX4090, tp_size=1).decode_comm_share == 0
 
 
@@ -123,7 +123,7 @@ def test_nvidia_blog_point_to_point_figures_are_both_directions():
 
 def test_nvidia_blog_20_gb_per_query_and_per_direction_times():
     pre = tp_forward_comm("llama-3-70b", tp_size=2, num_tokens=8192, fabric="nvlink4")
-    query = pre.msg_bytes * pre.all_reduces
+    query = pre.msg_bytes * pre.all_reduces_per_pass
     assert query == 20 * 2**30  # NVIDIA's "20 GB"
     wire = wire_bytes_per_link("all_reduce", query, num_ranks=2, algorithm="ring")
     assert wire == query  # TP=2 ring: each message crosses the pair's link once in each direction

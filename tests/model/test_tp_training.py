@@ -5,7 +5,7 @@ import pytest
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.fabric import make_fabric
-from gpucomm.model.tp import MODELS, layer_params, sp_layer_comm, tp_speedup, tp_step
+from gpucomm.model.tp import MODELS, layer_params, sp_layer_comm, tp_forward_comm, tp_speedup, tp_step
 from gpucomm.model.training import model_params, step_comm
 
 
@@ -139,3 +139,19 @@ def test_bridged_cards_use_their_bridge_not_the_sxm_link_of_the_same_generation(
     assert four.all_reduce.busbw_bytes_per_s < direct.busbw_bytes_per_s  # the ring crosses PCIe between pairs
     with pytest.raises(GpucommError, match="no NVLink bridge"):
         bridge_link("h100_sxm5")
+
+
+def test_tp1_has_no_all_reduce_and_per_pass_is_layers_times_per_layer():
+    one = tp_forward_comm("llama-3-8b", tp_size=1, num_tokens=128, fabric="nvlink4")
+    assert (one.all_reduces_per_pass, one.per_all_reduce, one.comm_per_pass_s) == (0, None, 0.0)
+    h100 = make_fabric("nvlink4", gpu="h100_sxm5")
+    s1 = tp_step("llama-3-8b", fabric=h100, tp_size=1, phase="prefill", prompt_len=128)
+    assert s1.all_reduce is None and s1.comm_per_layer_s == s1.comm_per_pass_s == s1.comm_share == 0.0
+    assert s1.time_per_pass_s == pytest.approx(s1.compute_per_pass_s)
+    s8 = tp_step("llama-3-8b", fabric=h100, tp_size=8, phase="prefill", prompt_len=128)
+    assert s8.num_layers == 32
+    assert s8.compute_per_pass_s == pytest.approx(32 * s8.compute_per_layer_s)
+    assert s8.comm_per_pass_s == pytest.approx(32 * s8.comm_per_layer_s)
+    assert s8.time_per_pass_s == pytest.approx(s8.compute_per_pass_s + s8.comm_per_pass_s)
+    comm = tp_forward_comm("llama-3-8b", tp_size=8, num_tokens=128, fabric=h100)
+    assert s8.comm_per_pass_s == pytest.approx(comm.comm_per_pass_s)  # the same all_reduces, counted per pass

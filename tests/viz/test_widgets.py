@@ -137,10 +137,10 @@ def test_tp_widget_traces_equal_the_model():
     box.controls["interconnect"].value = "nvlink4:mesh8"
     r = tp_request("llama-3-70b", gpu="h200_sxm", tp_size=2, interconnect="nvlink4:mesh8", batch=16)
     fig = box.figure
-    assert list(fig.data[0].y) == pytest.approx([r.prefill.compute_s * 1e3])
-    assert list(fig.data[1].y) == pytest.approx([r.prefill.comm_s * 1e3])
-    assert list(fig.data[2].y) == pytest.approx([r.decode.compute_s * 1e6])
-    assert list(fig.data[3].y) == pytest.approx([r.decode.comm_s * 1e6])
+    assert list(fig.data[0].y) == pytest.approx([r.prefill.compute_per_layer_s * 1e3])
+    assert list(fig.data[1].y) == pytest.approx([r.prefill.comm_per_layer_s * 1e3])
+    assert list(fig.data[2].y) == pytest.approx([r.decode.compute_per_layer_s * 1e6])
+    assert list(fig.data[3].y) == pytest.approx([r.decode.comm_per_layer_s * 1e6])
     mesh = make_fabric("nvlink4", topology="mesh", mesh_size=8, gpu="h200_sxm")
     speedup = tp_speedup("llama-3-70b", tp_size=4, fabric=mesh, phase="decode", batch=16, prompt_len=8192,
                          context_len=8192 + 128)
@@ -184,7 +184,7 @@ def test_tp_explorer_slider_restyles_the_tp_dependent_traces():
     traces = step.args[2]
     assert list(traces[:4]) == [0, 1, 2, 3] and 4 not in traces  # speed-up lines do not depend on the slider
     r = tp_request("llama-3-70b", gpu="h200_sxm", tp_size=4, interconnect="nvlink4:switch", batch=8)
-    assert step.args[0]["y"][3][0] == pytest.approx(r.decode.comm_s * 1e6, rel=1e-3)
+    assert step.args[0]["y"][3][0] == pytest.approx(r.decode.comm_per_layer_s * 1e6, rel=1e-3)
 
 
 # --- mesh vs NVSwitch ---------------------------------------------------------------------------------

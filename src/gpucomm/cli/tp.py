@@ -72,39 +72,42 @@ def run(args: argparse.Namespace) -> int:
     if args.gpu and get_gpu(args.gpu).has_roofline:
         step = tp_step(args.model, fabric=fabric, tp_size=args.tp, phase=args.phase, batch=args.batch,
                        prompt_len=args.tokens, context_len=args.context, dtype=args.dtype)
-    # tp_step's compute_s is one layer's (two all_reduces per layer): scaled to the forward pass
-    compute_s = step.compute_s * comm.all_reduces / 2 if step else None
-    if args.json:
+    ar = comm.per_all_reduce  # None at TP=1: one GPU, no all_reduce
+    if args.json:  # the keys stay those of earlier releases; each value is per pass or per all_reduce as named
         out = {"model": comm.model, "tp_size": comm.tp_size, "phase": args.phase, "num_tokens": comm.num_tokens,
-               "msg_bytes": comm.msg_bytes, "all_reduces": comm.all_reduces, "all_reduce_time_s": comm.per_all_reduce.time_s,
-               "all_reduce_algorithm": comm.per_all_reduce.algorithm, "all_reduce_protocol": comm.per_all_reduce.protocol,
-               "all_reduce_busbw_bytes_per_s": comm.per_all_reduce.busbw_bytes_per_s,
-               "all_reduce_latency_s": comm.per_all_reduce.latency_s, "all_reduce_transfer_s": comm.per_all_reduce.transfer_s,
-               "comm_time_s": comm.total_time_s,
-               "time_s": comm.total_time_s, "link": comm.per_all_reduce.link, "p2p": comm.per_all_reduce.p2p}
+               "msg_bytes": comm.msg_bytes, "all_reduces": comm.all_reduces_per_pass,
+               "all_reduce_time_s": ar.time_s if ar else 0.0,
+               "all_reduce_algorithm": ar.algorithm if ar else None, "all_reduce_protocol": ar.protocol if ar else None,
+               "all_reduce_busbw_bytes_per_s": ar.busbw_bytes_per_s if ar else 0.0,
+               "all_reduce_latency_s": ar.latency_s if ar else 0.0, "all_reduce_transfer_s": ar.transfer_s if ar else 0.0,
+               "comm_time_s": comm.comm_per_pass_s,
+               "time_s": comm.comm_per_pass_s, "link": fabric.link.key, "p2p": fabric.p2p}
         if step:
-            out.update(gpu=step.gpu, compute_time_s=compute_s, step_time_s=step.step_s,
-                       time_s=step.step_s, comm_share=step.comm_share, memory_bound=step.memory_bound,
+            out.update(gpu=step.gpu, compute_time_s=step.compute_per_pass_s, step_time_s=step.time_per_pass_s,
+                       time_s=step.time_per_pass_s, comm_share=step.comm_share, memory_bound=step.memory_bound,
                        tokens_per_s_per_user=step.tokens_per_s_per_user, tokens_per_s_per_gpu=step.tokens_per_s_per_gpu,
                        mem_bytes_per_gpu=step.mem_bytes_per_gpu, fits_memory=step.fits_memory)
         print_json(out)
         return 0
-    rows = [
-        ("tokens in the pass", str(comm.num_tokens)),
-        ("message per all_reduce", format_size(comm.msg_bytes)),
-        ("all_reduces per forward", str(comm.all_reduces)),
-        ("time per all_reduce", f"{format_time(comm.per_all_reduce.time_s)} ({comm.per_all_reduce.algorithm}, "
-                                f"{comm.per_all_reduce.protocol})"),
-        ("  latency part (alpha)", format_time(comm.per_all_reduce.latency_s)),
-        ("  bandwidth part", format_time(comm.per_all_reduce.transfer_s)),
-        ("all_reduce time per forward", format_time(comm.total_time_s)),
-        ("busbw", f"{comm.per_all_reduce.busbw_bytes_per_s / 1e9:.2f} GB/s"),
-    ]
+    rows = [("tokens in the pass", str(comm.num_tokens))]
+    if ar:
+        rows += [
+            ("message per all_reduce", format_size(comm.msg_bytes)),
+            ("all_reduces per forward", str(comm.all_reduces_per_pass)),
+            ("time per all_reduce", f"{format_time(ar.time_s)} ({ar.algorithm}, {ar.protocol})"),
+            ("  latency part (alpha)", format_time(ar.latency_s)),
+            ("  bandwidth part", format_time(ar.transfer_s)),
+            ("all_reduce time per forward", format_time(comm.comm_per_pass_s)),
+            ("busbw", f"{ar.busbw_bytes_per_s / 1e9:.2f} GB/s"),
+        ]
+    else:
+        rows += [("all_reduces per forward", "0 (TP=1: one GPU holds every layer, nothing to exchange)"),
+                 ("all_reduce time per forward", format_time(comm.comm_per_pass_s))]
     if step:
         rows += [
-            ("compute per forward (roofline)", format_time(compute_s)
+            ("compute per forward (roofline)", format_time(step.compute_per_pass_s)
              + (" memory-bound" if step.memory_bound else " compute-bound")),
-            ("forward pass total", format_time(step.step_s)),
+            ("forward pass total", format_time(step.time_per_pass_s)),
             ("communication share", f"{100 * step.comm_share:.1f} %"),
             ("tokens/s per user", f"{step.tokens_per_s_per_user:.1f}"),
             ("tokens/s per GPU", f"{step.tokens_per_s_per_gpu:.1f}"),
@@ -114,6 +117,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         rows.append(("compute", f"the catalog has no FLOP/s or memory bandwidth for {args.gpu}: communication only"
                      if args.gpu else "add --gpu (e.g. a100_sxm4_80gb) for the roofline compute time"))
-    print_table(f"TP={args.tp} {args.phase} of {args.model} over {comm.per_all_reduce.link}", ("quantity", "value"), rows,
+    print_table(f"TP={args.tp} {args.phase} of {args.model} over {fabric.link.key}", ("quantity", "value"), rows,
                 right_aligned=("value",))
     return 0

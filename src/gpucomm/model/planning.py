@@ -229,7 +229,7 @@ def serving_estimate(model: str, fabric: Fabric, *, tp_size: int, batch: int = 1
     pre = tp_step(model, phase="prefill", **common)
     return ServingEstimate(fabric, get_model(model).key, tp_size, batch, dec.fits_memory, dec.mem_bytes_per_gpu,
                            get_gpu(_gpu_of(fabric)).mem_bytes, dec, pre, dec.tokens_per_s_per_user, dec.tokens_per_s_per_gpu,
-                           dec.comm_share, pre.step_s)
+                           dec.comm_share, pre.time_per_pass_s)
 
 
 @dataclass(frozen=True)
@@ -319,8 +319,8 @@ def request_throughput(model: str, fabric: Fabric, *, tp_size: int, batch: int, 
     common = dict(fabric=fabric, tp_size=tp_size, batch=batch, prompt_len=isl, dtype=dtype, algorithm=algorithm)
     pre = tp_step(model, phase="prefill", **common)
     dec = tp_step(model, phase="decode", context_len=isl + osl // 2, **common)
-    request_s = pre.step_s + osl * dec.step_s
-    return RequestThroughput(pre.step_s, dec.step_s, request_s, batch * osl / request_s / tp_size,
+    request_s = pre.time_per_pass_s + osl * dec.time_per_pass_s
+    return RequestThroughput(pre.time_per_pass_s, dec.time_per_pass_s, request_s, batch * osl / request_s / tp_size,
                              dec.tokens_per_s_per_user, pre.comm_share, dec.comm_share, dec.fits_memory)
 
 

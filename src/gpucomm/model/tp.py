@@ -173,15 +173,33 @@ def tp_all_reduce_bytes(num_tokens: int, hidden_size: int, *, dtype: str = "fp16
 
 @dataclass(frozen=True)
 class TPForwardComm:
-    """All-reduce communication of one TP forward pass. Sizes in bytes, times in s."""
+    """All-reduce communication of one TP forward pass (all layers). Sizes in bytes, times in s.
+
+    Attributes
+    ----------
+    model : str
+        Preset key.
+    tp_size : int
+        TP degree.
+    num_tokens : int
+        Tokens processed in the pass.
+    msg_bytes : int
+        Size of each all_reduce: the activations of ``num_tokens`` tokens.
+    all_reduces_per_pass : int
+        All_reduces in the pass: :data:`ALL_REDUCES_PER_LAYER_FORWARD` per layer, 0 at TP=1.
+    per_all_reduce : CollectiveCost or None
+        Cost of one all_reduce; None at TP=1 (one GPU holds every layer whole: nothing to exchange).
+    comm_per_pass_s : float
+        ``all_reduces_per_pass x per_all_reduce.time_s``: communication of the whole pass, no overlap.
+    """
 
     model: str
     tp_size: int
     num_tokens: int
     msg_bytes: int
-    all_reduces: int
-    per_all_reduce: CollectiveCost
-    total_time_s: float
+    all_reduces_per_pass: int
+    per_all_reduce: CollectiveCost | None
+    comm_per_pass_s: float
 
 
 def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, fabric: Fabric | str | Link,
@@ -207,8 +225,9 @@ def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, 
     Returns
     -------
     TPForwardComm
-        ``all_reduces = 2 x num_layers``; ``total_time_s = all_reduces x per-all_reduce time``
-        (no overlap with compute).
+        ``all_reduces_per_pass = 2 x num_layers``; ``comm_per_pass_s = all_reduces_per_pass x per-all_reduce
+        time`` (no overlap with compute). At TP=1 no all_reduce is issued (Megatron-LM's all_reduce of a
+        one-GPU group is the identity): 0 all_reduces, 0 s, ``per_all_reduce`` None.
 
     Raises
     ------
@@ -218,12 +237,17 @@ def tp_forward_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, 
     Examples
     --------
     >>> comm = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric="nvlink3")
-    >>> comm.all_reduces, comm.msg_bytes // 2**20
+    >>> comm.all_reduces_per_pass, comm.msg_bytes // 2**20
     (160, 64)
+    >>> tp_forward_comm("llama-3-8b", tp_size=1, num_tokens=128, fabric="nvlink4").comm_per_pass_s
+    0.0
     """
     cfg = get_model(model)
     check_tp_size(cfg, tp_size)
+    fabric = as_fabric(fabric)
     msg = tp_all_reduce_bytes(num_tokens, cfg.hidden_size, dtype=dtype)
+    if tp_size == 1:
+        return TPForwardComm(cfg.key, tp_size, num_tokens, msg, 0, None, 0.0)
     cost = collective_cost("all_reduce", msg, num_ranks=tp_size, fabric=fabric, algorithm=algorithm)
     count = ALL_REDUCES_PER_LAYER_FORWARD * cfg.num_layers
     return TPForwardComm(cfg.key, tp_size, num_tokens, msg, count, cost, count * cost.time_s)
@@ -304,7 +328,7 @@ def kv_bytes_per_token_per_layer(model: str | ModelConfig, *, dtype: str = "fp16
 
 @dataclass(frozen=True)
 class TPStep:
-    """One forward pass (a prefill, or one decode step) of a TP group. Times in s, per layer unless named."""
+    """One forward pass (a prefill, or one decode step) of a TP group. Times in s; each says per layer or per pass."""
 
     model: str
     gpu: str
@@ -314,24 +338,39 @@ class TPStep:
     num_tokens: int
     """Tokens processed in this pass (batch x prompt in prefill, batch in decode)."""
     context_len: int
-    compute_s: float
+    num_layers: int
+    """Transformer layers in the pass."""
+    compute_per_layer_s: float
     """Roofline time of one layer on one GPU: max(FLOPs / peak, bytes / HBM bandwidth)."""
     memory_bound: bool
-    comm_s: float
-    """All_reduce time of one layer (2 all_reduces)."""
+    comm_per_layer_s: float
+    """All_reduce time of one layer (2 all_reduces); 0 at TP=1."""
     msg_bytes: int
-    all_reduce: CollectiveCost
-    step_s: float
+    """Size of each all_reduce (the activations of ``num_tokens`` tokens)."""
+    all_reduce: CollectiveCost | None
+    """Cost of one all_reduce; None at TP=1 (nothing to exchange)."""
+    time_per_pass_s: float
     """Whole pass: layers x (compute + communication), no overlap."""
     comm_share: float
+    """Communication / (compute + communication): the same per layer and per pass."""
     tokens_per_s_per_user: float
-    """Decode: 1 / step time. Prefill: prompt tokens / step time."""
+    """Decode: 1 / pass time. Prefill: prompt tokens / pass time."""
     tokens_per_s_per_gpu: float
     mem_bytes_per_gpu: float
     """Weights (layers, embedding, head) and KV cache held by each GPU, in bytes (activations and framework
     overhead excluded: a lower bound)."""
     fits_memory: bool
     """Whether ``mem_bytes_per_gpu`` fits the GPU's memory."""
+
+    @property
+    def compute_per_pass_s(self) -> float:
+        """Roofline compute of the whole pass: ``num_layers x compute_per_layer_s``, in s."""
+        return self.num_layers * self.compute_per_layer_s
+
+    @property
+    def comm_per_pass_s(self) -> float:
+        """All_reduce time of the whole pass: ``num_layers x comm_per_layer_s``, in s (0 at TP=1)."""
+        return self.num_layers * self.comm_per_layer_s
 
 
 def tp_step(model: str | ModelConfig, *, fabric: Fabric, tp_size: int, phase: str = "decode", batch: int = 1,
@@ -414,22 +453,22 @@ def tp_step(model: str | ModelConfig, *, fabric: Fabric, tp_size: int, phase: st
     kv_read = kv_bytes_per_token_per_layer(cfg, dtype=dtype) * batch * context if phase == "decode" else 0
     mem_bytes = (layer_params(cfg) * nbytes + kv_read) / tp_size
     t_flops, t_mem = flops / peak, mem_bytes / spec.mem_bw_bytes_per_s
-    compute_s = max(t_flops, t_mem)
+    compute_per_layer_s = max(t_flops, t_mem)
     msg = tp_all_reduce_bytes(tokens, cfg.hidden_size, dtype=dtype)
+    ar = None  # TP=1: one GPU holds every layer whole, no all_reduce is issued
+    comm_per_layer_s = 0.0
     if tp_size > 1:
         ar = collective_cost("all_reduce", msg, num_ranks=tp_size, fabric=fabric, algorithm=algorithm)
-        comm_s = ALL_REDUCES_PER_LAYER_FORWARD * ar.time_s
-    else:
-        ar = collective_cost("all_reduce", msg, num_ranks=1, fabric=fabric, algorithm=algorithm)
-        comm_s = 0.0
-    step_s = cfg.num_layers * (compute_s + comm_s)
-    per_user = (1.0 if phase == "decode" else prompt_len) / step_s
+        comm_per_layer_s = ALL_REDUCES_PER_LAYER_FORWARD * ar.time_s
+    time_per_pass_s = cfg.num_layers * (compute_per_layer_s + comm_per_layer_s)
+    per_user = (1.0 if phase == "decode" else prompt_len) / time_per_pass_s
     # layers + input embedding + output head (vocab-parallel in Megatron, so split over tp as well)
     held = (cfg.num_layers * (layer_params(cfg) * nbytes + kv_bytes_per_token_per_layer(cfg, dtype=dtype) * batch * context)
             + 2 * cfg.vocab_size * cfg.hidden_size * nbytes) / tp_size
-    return TPStep(cfg.key, spec.key, tp_size, phase, batch, tokens, context, compute_s, t_mem >= t_flops, comm_s, msg,
-                  ar, step_s, comm_s / (compute_s + comm_s), per_user, tokens / step_s / tp_size, held,
-                  spec.mem_bytes is not None and held <= spec.mem_bytes)
+    return TPStep(cfg.key, spec.key, tp_size, phase, batch, tokens, context, cfg.num_layers, compute_per_layer_s,
+                  t_mem >= t_flops, comm_per_layer_s, msg, ar, time_per_pass_s,
+                  comm_per_layer_s / (compute_per_layer_s + comm_per_layer_s), per_user,
+                  tokens / time_per_pass_s / tp_size, held, spec.mem_bytes is not None and held <= spec.mem_bytes)
 
 
 def tp_speedup(model: str | ModelConfig, *, fabric: Fabric, tp_size: int, **kwargs) -> float:
@@ -452,7 +491,8 @@ def tp_speedup(model: str | ModelConfig, *, fabric: Fabric, tp_size: int, **kwar
     Returns
     -------
     float
-        ``tp_step(tp_size=1).step_s / tp_step(tp_size).step_s``; below 1 when TP slows the pass down.
+        ``tp_step(tp_size=1).time_per_pass_s / tp_step(tp_size).time_per_pass_s``; below 1 when TP slows the
+        pass down.
 
     Raises
     ------
@@ -460,7 +500,7 @@ def tp_speedup(model: str | ModelConfig, *, fabric: Fabric, tp_size: int, **kwar
         As :func:`tp_step`.
     """
     one = tp_step(model, fabric=fabric, tp_size=1, **kwargs)
-    return one.step_s / tp_step(model, fabric=fabric, tp_size=tp_size, **kwargs).step_s
+    return one.time_per_pass_s / tp_step(model, fabric=fabric, tp_size=tp_size, **kwargs).time_per_pass_s
 
 
 def sp_layer_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, fabric: Fabric | str | Link,

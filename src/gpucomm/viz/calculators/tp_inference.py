@@ -130,8 +130,8 @@ def tp_request(model: str, *, gpu: str, tp_size: int, interconnect: str, batch: 
     common = dict(fabric=ic.replace(gpu=gpu), tp_size=tp_size, batch=batch, prompt_len=prompt_len, dtype=dtype)
     prefill = tp_step(model, phase="prefill", **common)
     decode = tp_step(model, phase="decode", context_len=prompt_len + output_len // 2, **common)
-    request_s = prefill.step_s + output_len * decode.step_s
-    return TPRequest(prefill, decode, output_len, request_s, 1.0 / decode.step_s,
+    request_s = prefill.time_per_pass_s + output_len * decode.time_per_pass_s
+    return TPRequest(prefill, decode, output_len, request_s, 1.0 / decode.time_per_pass_s,
                      batch * output_len / request_s / tp_size)
 
 
@@ -260,8 +260,8 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
     inputs = check_inputs(inputs)
     interconnects = tuple(interconnects or (inputs.interconnect,))
     requests = [_request(inputs, k) for k in interconnects]
-    bars = [[r.prefill.compute_s * 1e3 for r in requests], [r.prefill.comm_s * 1e3 for r in requests],
-            [r.decode.compute_s * 1e6 for r in requests], [r.decode.comm_s * 1e6 for r in requests]]
+    bars = [[r.prefill.compute_per_layer_s * 1e3 for r in requests], [r.prefill.comm_per_layer_s * 1e3 for r in requests],
+            [r.decode.compute_per_layer_s * 1e6 for r in requests], [r.decode.comm_per_layer_s * 1e6 for r in requests]]
     shares = [[f"{r.prefill.comm_share:.0%}" for r in requests], [f"{r.decode.comm_share:.0%}" for r in requests]]
     xs: list = [None] * 4
     ys: list = list(bars)
@@ -286,11 +286,11 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
     r = requests[0]
     fit = "fits" if r.decode.fits_memory else "does NOT fit"
     summary = (f"{get_model(inputs.model).name}, TP={inputs.tp_size} on {get_interconnect(interconnects[0]).label}: "
-               f"prefill of the batch {format_time(r.prefill.step_s)} (per layer {format_time(r.prefill.compute_s)} compute + "
-               f"{format_time(r.prefill.comm_s)} all_reduce, {r.prefill.comm_share:.0%} communication; "
-               f"{format_time(r.prefill.step_s / r.prefill.num_tokens)} per prompt token); "
-               f"decode {format_time(r.decode.step_s)} per output token (per layer {format_time(r.decode.compute_s)} compute + "
-               f"{format_time(r.decode.comm_s)} all_reduce, {r.decode.comm_share:.0%} communication); "
+               f"prefill of the batch {format_time(r.prefill.time_per_pass_s)} (per layer {format_time(r.prefill.compute_per_layer_s)} compute + "
+               f"{format_time(r.prefill.comm_per_layer_s)} all_reduce, {r.prefill.comm_share:.0%} communication; "
+               f"{format_time(r.prefill.time_per_pass_s / r.prefill.num_tokens)} per prompt token); "
+               f"decode {format_time(r.decode.time_per_pass_s)} per output token (per layer {format_time(r.decode.compute_per_layer_s)} compute + "
+               f"{format_time(r.decode.comm_per_layer_s)} all_reduce, {r.decode.comm_share:.0%} communication); "
                f"{r.tokens_per_s_per_user:.1f} tok/s per user, {r.tokens_per_s_per_gpu:.1f} tok/s per GPU; "
                f"weights + KV cache {r.decode.mem_bytes_per_gpu / 1e9:.0f} GB per GPU ({fit} in memory)")
     from gpucomm.model.hardware import get_gpu

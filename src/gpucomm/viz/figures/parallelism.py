@@ -80,7 +80,7 @@ def tp_speedup_figure(model: str = "llama-3-70b", *, gpu: str = "h100_sxm5",
         speed, share = [], []
         for f in with_gpu:
             steps = [tp_step(model, fabric=f, tp_size=t, **kwargs) for t in tp_sizes]
-            speed.append([steps[0].step_s / s.step_s for s in steps])
+            speed.append([steps[0].time_per_pass_s / s.time_per_pass_s for s in steps])
             share.append([100 * s.comm_share for s in steps])
         return speed, share
 
@@ -146,7 +146,7 @@ def tp_comm_vs_tokens_figure(model: str, *, fabrics: tuple[Fabric, ...], tp_size
     tokens = list(token_counts or [2**k for k in range(0, 16)])
 
     def ys(tp: int) -> list[list[float]]:
-        return [[tp_forward_comm(cfg, tp_size=tp, num_tokens=t, fabric=f).total_time_s * 1e3 for t in tokens]
+        return [[tp_forward_comm(cfg, tp_size=tp, num_tokens=t, fabric=f).comm_per_pass_s * 1e3 for t in tokens]
                 for f in fabrics]
 
     fig = go.Figure()
