@@ -238,30 +238,51 @@ class RequestThroughput:
 
     Attributes
     ----------
-    prefill_s : float
-        Prefill of the whole batch (``batch x isl`` tokens), communication included.
-    decode_step_s : float
+    prefill : TPStep
+        The prefill of the whole batch (``batch x isl`` tokens), communication included.
+    decode : TPStep
         One decode step at the mean context length ``isl + osl / 2``.
+    output_len : int
+        Output tokens per request (``osl``): decode steps of the batch.
     request_s : float
         ``prefill_s + osl x decode_step_s``: the batch from first prompt token to last output token.
-    tokens_per_s_per_gpu : float
-        Output tokens per second per GPU: ``batch x osl / request_s / tp_size``.
     tokens_per_s_per_user : float
         Decode speed one user sees: ``1 / decode_step_s``.
-    prefill_comm_share, decode_comm_share : float
-        Share of the prefill and of a decode step spent in all_reduce.
-    fits_memory : bool
-        Weights and KV cache of the batch fit in each GPU's memory.
+    tokens_per_s_per_gpu : float
+        Output tokens per second per GPU: ``batch x osl / request_s / tp_size``.
     """
 
-    prefill_s: float
-    decode_step_s: float
+    prefill: TPStep
+    decode: TPStep
+    output_len: int
     request_s: float
-    tokens_per_s_per_gpu: float
     tokens_per_s_per_user: float
-    prefill_comm_share: float
-    decode_comm_share: float
-    fits_memory: bool
+    tokens_per_s_per_gpu: float
+
+    @property
+    def prefill_s(self) -> float:
+        """The prefill pass, in s."""
+        return self.prefill.time_per_pass_s
+
+    @property
+    def decode_step_s(self) -> float:
+        """One decode pass at the mean context, in s."""
+        return self.decode.time_per_pass_s
+
+    @property
+    def prefill_comm_share(self) -> float:
+        """Share of the prefill spent in all_reduce."""
+        return self.prefill.comm_share
+
+    @property
+    def decode_comm_share(self) -> float:
+        """Share of a decode step spent in all_reduce."""
+        return self.decode.comm_share
+
+    @property
+    def fits_memory(self) -> bool:
+        """Whether weights and KV cache of the batch fit in each GPU's memory."""
+        return self.decode.fits_memory
 
 
 def request_throughput(model: str, fabric: Fabric, *, tp_size: int, batch: int, isl: int, osl: int,
@@ -298,7 +319,10 @@ def request_throughput(model: str, fabric: Fabric, *, tp_size: int, batch: int, 
     Notes
     -----
     A composition of :func:`gpucomm.model.tp.tp_step` (roofline compute + all_reduce, no overlap):
-    ``request_s = prefill(batch, isl) + osl x decode(batch, context = isl + osl/2)``. This is static
+    ``request_s = prefill(batch, isl) + osl x decode(batch, context = isl + osl/2)``. The decode step is
+    evaluated once, at the mean context: exact while the step time is linear in the context (it stays
+    memory- or compute-bound over the output), which holds for the presets unless a batch sits right at
+    the roofline's ridge. This is static
     batching: every request of the batch starts and ends together, which is what "throughput at a
     fixed batch size" (Table 3 of :data:`gpucomm.model.measurements.NVIDIA_BLOG_URL`) measures; in-flight batching overlaps the
     prefill of new requests with the decode of others and gives somewhat higher numbers.
@@ -320,8 +344,7 @@ def request_throughput(model: str, fabric: Fabric, *, tp_size: int, batch: int, 
     pre = tp_step(model, phase="prefill", **common)
     dec = tp_step(model, phase="decode", context_len=isl + osl // 2, **common)
     request_s = pre.time_per_pass_s + osl * dec.time_per_pass_s
-    return RequestThroughput(pre.time_per_pass_s, dec.time_per_pass_s, request_s, batch * osl / request_s / tp_size,
-                             dec.tokens_per_s_per_user, pre.comm_share, dec.comm_share, dec.fits_memory)
+    return RequestThroughput(pre, dec, osl, request_s, dec.tokens_per_s_per_user, batch * osl / request_s / tp_size)
 
 
 # --- training ---------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """TP inference calculator: compute vs communication per layer, tokens/s, speed-up vs TP degree.
 
 The model is :func:`gpucomm.model.tp.tp_step` (roofline compute + all_reduce communication of one
-forward pass) and :func:`gpucomm.model.tp.tp_speedup`; this module adds the request view (a prefill,
-then ``output_len`` decode steps) and the figures. Static HTML: :func:`tp_explorer_figure`
+forward pass), :func:`gpucomm.model.tp.tp_speedup` and the request view of
+:func:`gpucomm.model.planning.request_throughput` (a prefill, then ``output_len`` decode steps); this
+module reads the calculator's inputs and draws the figures. Static HTML: :func:`tp_explorer_figure`
 (a slider over the TP degree); live: :func:`gpucomm.viz.widgets.tp.build_tp_widget`.
 """
 
@@ -18,23 +19,23 @@ from gpucomm.viz.calculators.inputs import (
     FigureUpdate, apply_update, check_inputs, dtype_choices, get_interconnect, gpu_choices, interconnect_choices,
     model_choices, param, step_args,
 )
-from gpucomm.model.tp import TPStep, get_model, tp_speedup, tp_step
+from gpucomm.model.measurements import NVIDIA_BLOG_TP2_THROUGHPUT
+from gpucomm.model.planning import RequestThroughput, request_throughput
+from gpucomm.model.tp import get_model, tp_speedup
 from gpucomm.model.units import format_time
 
-__all__ = ["TPInputs", "TPRequest", "tp_request", "tp_degrees", "tp_figure", "tp_update", "tp_explorer_figure",
+__all__ = ["TPInputs", "tp_request", "tp_degrees", "tp_figure", "tp_update", "tp_explorer_figure",
            "NVIDIA_BLOG_TABLE3", "BATCHES", "EXPLORER_INTERCONNECTS", "table3_rows"]
 
-NVIDIA_BLOG_URL = "https://developer.nvidia.com/blog/nvidia-nvlink-and-nvidia-nvswitch-supercharge-large-language-model-inference/"
-
 NVIDIA_BLOG_TABLE3 = {
-    "batch": (1, 2, 4, 8, 16, 32),
-    "nvlink4:mesh8": (25, 44, 66, 87, 103, 112),
-    "nvlink4:switch": (26, 47, 76, 110, 142, 168),
+    "batch": tuple(NVIDIA_BLOG_TP2_THROUGHPUT),
+    "nvlink4:mesh8": tuple(mesh for mesh, _ in NVIDIA_BLOG_TP2_THROUGHPUT.values()),
+    "nvlink4:switch": tuple(switch for _, switch in NVIDIA_BLOG_TP2_THROUGHPUT.values()),
 }
-"""NVIDIA's Table 3: output tokens/s per GPU vs batch, Llama 3.1 70B, H200, TP=2, ISL/OSL 8K/256,
-point-to-point board vs NVSwitch. "Throughput modeled using internal measurements" (NVIDIA, not a run anyone
-can repeat; dtype and serving engine not stated). Source: NVIDIA Technical Blog, "NVIDIA NVLink and NVIDIA
-NVSwitch Supercharge Large Language Model Inference" (Aug 2024), Table 3: :data:`NVIDIA_BLOG_URL`."""
+"""NVIDIA's Table 3 (:data:`gpucomm.model.measurements.NVIDIA_BLOG_TP2_THROUGHPUT`) by interconnect key: output
+tokens/s per GPU vs batch, Llama 3.1 70B, H200, TP=2, ISL/OSL 8K/256, point-to-point board vs NVSwitch.
+"Throughput modeled using internal measurements" (NVIDIA, not a run anyone can repeat; dtype and serving engine
+not stated)."""
 
 EXPLORER_INTERCONNECTS = ("nvlink4:switch", "nvlink4:mesh8", "pcie5:p2p", "pcie4:no-p2p")
 """Interconnects of the static explorer: the NVSwitch and P2P-mesh boards of NVIDIA's Table 3, then PCIe with and
@@ -66,28 +67,9 @@ class TPInputs:
                               help="Link between the TP GPUs and how it is wired (switch, P2P mesh, PCIe with or without P2P).")
 
 
-@dataclass(frozen=True)
-class TPRequest:
-    """A batch of requests served by one TP group: one prefill, then ``output_len`` decode steps.
-
-    Times in s; ``prefill`` and ``decode`` are :class:`gpucomm.model.tp.TPStep` (per-layer times inside).
-    """
-
-    prefill: TPStep
-    decode: TPStep
-    """The decode step at the mean context ``prompt_len + output_len / 2``."""
-    output_len: int
-    request_s: float
-    """Prefill + ``output_len`` decode steps, no overlap between them."""
-    tokens_per_s_per_user: float
-    """Decode speed one user sees: 1 / decode step time."""
-    tokens_per_s_per_gpu: float
-    """Output tokens of the whole batch per second of request time, per GPU of the group."""
-
-
 def tp_request(model: str, *, gpu: str, tp_size: int, interconnect: str, batch: int = 1, prompt_len: int = 8192,
-               output_len: int = 256, dtype: str = "fp16") -> TPRequest:
-    """Prefill + decode of one batch on a TP group: the request view of :func:`gpucomm.model.tp.tp_step`.
+               output_len: int = 256, dtype: str = "fp16") -> RequestThroughput:
+    """Prefill + decode of one batch on a TP group: :func:`gpucomm.model.planning.request_throughput` on a preset.
 
     Parameters
     ----------
@@ -100,21 +82,14 @@ def tp_request(model: str, *, gpu: str, tp_size: int, interconnect: str, batch: 
 
     Returns
     -------
-    TPRequest
+    gpucomm.model.planning.RequestThroughput
+        ``prefill`` and ``decode`` (:class:`gpucomm.model.tp.TPStep`), ``request_s``, tokens/s per user
+        and per GPU (the output-token throughput of NVIDIA's Table 3, :data:`NVIDIA_BLOG_TABLE3`).
 
     Raises
     ------
     GpucommError
-        As :func:`gpucomm.model.tp.tp_step`; an output length below 1; a TP degree larger than the mesh.
-
-    Notes
-    -----
-    ``request_s = prefill + output_len x decode``; ``tokens_per_s_per_gpu = batch x output_len /
-    request_s / tp_size`` (the output-token throughput of NVIDIA's Table 3, :data:`NVIDIA_BLOG_TABLE3`). The decode
-    step is evaluated once, at the mean context ``prompt_len + output_len / 2``: exact while the
-    step time is linear in the context (it stays memory- or compute-bound over the output), which
-    holds for the presets unless a batch sits right at the roofline's ridge. A static batch: every
-    sequence starts and ends together (no in-flight batching).
+        As :func:`gpucomm.model.planning.request_throughput`; a TP degree larger than the mesh.
 
     Examples
     --------
@@ -123,16 +98,10 @@ def tp_request(model: str, *, gpu: str, tp_size: int, interconnect: str, batch: 
     (True, 99)
     """
     ic = get_interconnect(interconnect)
-    if isinstance(output_len, bool) or not isinstance(output_len, int) or output_len < 1:
-        raise GpucommError(f"output length {output_len!r} is not valid: expected a positive integer")
     if ic.topology == "mesh" and tp_size > ic.mesh_size:
         raise GpucommError(f"TP degree {tp_size} does not fit a mesh of {ic.mesh_size} GPUs: expected at most {ic.mesh_size}")
-    common = dict(fabric=ic.replace(gpu=gpu), tp_size=tp_size, batch=batch, prompt_len=prompt_len, dtype=dtype)
-    prefill = tp_step(model, phase="prefill", **common)
-    decode = tp_step(model, phase="decode", context_len=prompt_len + output_len // 2, **common)
-    request_s = prefill.time_per_pass_s + output_len * decode.time_per_pass_s
-    return TPRequest(prefill, decode, output_len, request_s, 1.0 / decode.time_per_pass_s,
-                     batch * output_len / request_s / tp_size)
+    return request_throughput(model, ic.replace(gpu=gpu), tp_size=tp_size, batch=batch, isl=prompt_len, osl=output_len,
+                              dtype=dtype)
 
 
 def tp_degrees(model: str, interconnect: str, limit: int = 8) -> list[int]:
@@ -154,7 +123,7 @@ def _is_table3_setting(inputs: TPInputs) -> bool:
             and inputs.prompt_len == 8192 and inputs.output_len == 256)
 
 
-def _request(inputs: TPInputs, interconnect: str, **changes) -> TPRequest:
+def _request(inputs: TPInputs, interconnect: str, **changes) -> RequestThroughput:
     values = dict(model=inputs.model, gpu=inputs.gpu, tp_size=inputs.tp_size, interconnect=interconnect,
                   batch=inputs.batch, prompt_len=inputs.prompt_len, output_len=inputs.output_len, dtype=inputs.dtype)
     values.update(changes)
@@ -286,10 +255,12 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
     r = requests[0]
     fit = "fits" if r.decode.fits_memory else "does NOT fit"
     summary = (f"{get_model(inputs.model).name}, TP={inputs.tp_size} on {get_interconnect(interconnects[0]).label}: "
-               f"prefill of the batch {format_time(r.prefill.time_per_pass_s)} (per layer {format_time(r.prefill.compute_per_layer_s)} compute + "
+               f"prefill of the batch {format_time(r.prefill.time_per_pass_s)} "
+               f"(per layer {format_time(r.prefill.compute_per_layer_s)} compute + "
                f"{format_time(r.prefill.comm_per_layer_s)} all_reduce, {r.prefill.comm_share:.0%} communication; "
                f"{format_time(r.prefill.time_per_pass_s / r.prefill.num_tokens)} per prompt token); "
-               f"decode {format_time(r.decode.time_per_pass_s)} per output token (per layer {format_time(r.decode.compute_per_layer_s)} compute + "
+               f"decode {format_time(r.decode.time_per_pass_s)} per output token "
+               f"(per layer {format_time(r.decode.compute_per_layer_s)} compute + "
                f"{format_time(r.decode.comm_per_layer_s)} all_reduce, {r.decode.comm_share:.0%} communication); "
                f"{r.tokens_per_s_per_user:.1f} tok/s per user, {r.tokens_per_s_per_gpu:.1f} tok/s per GPU; "
                f"weights + KV cache {r.decode.mem_bytes_per_gpu / 1e9:.0f} GB per GPU ({fit} in memory)")
