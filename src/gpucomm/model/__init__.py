@@ -12,8 +12,11 @@ catalog, hardware
     The sourced hardware catalog: GPUs, links (PCIe, NVLink), NVSwitch systems, NICs, host hops.
 collectives
     The collectives: names, message-size conventions, busbw factors (nccl-tests definitions).
-cost
-    Alpha-beta cost of a collective per algorithm and protocol, with NCCL-like automatic choice.
+fabric
+    How GPUs are connected (GPU, link, topology, nodes, network): the one type every estimate takes.
+cost, protocols
+    Alpha-beta cost of a collective per algorithm and protocol, with NCCL-like automatic choice;
+    where Simple overtakes LL.
 tp, training, planning, scaling
     What tensor (and data, pipeline) parallelism costs in communication and time.
 fit, validation, measurements

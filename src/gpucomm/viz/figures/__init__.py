@@ -1,1 +1,9 @@
-"""Presentation: model output and measurements -> plotly figures (no torch, no ipywidgets)."""
+"""Presentation: model output and measurements -> plotly figures (no torch, no ipywidgets).
+
+One module per kind of figure, each drawing what :mod:`gpucomm.model` computes: ``collectives``
+(algorithms, all_reduce over PCIe), ``topology`` (mesh vs switch, ``nvidia-smi topo -m``), ``links``
+(bandwidth by generation and direction), ``parallelism`` (TP speed-up and communication, training),
+``serving`` (decode vs TP, NVIDIA's TP=2 table, systems compared), ``scale_out`` (across nodes),
+``measured`` (sweeps and logs against the model), ``validation``, ``bench``, ``tp_layer``; ``render`` is
+the book's plotly renderer.
+"""
