@@ -19,7 +19,6 @@ the steps that finished. Importing this module imports neither torch nor plotly.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -101,9 +100,8 @@ def write_report(report: DoctorReport, out_dir: Path) -> dict:
     """
     from gpucomm.viz.figures.doctor import doctor_report_html
 
-    data = report.as_dict()
-    (out_dir / "report.json").write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
-    (out_dir / "report.html").write_text(doctor_report_html(json.loads(json.dumps(data, default=str))), encoding="utf-8")
+    data = report.write_json(out_dir / "report.json")
+    (out_dir / "report.html").write_text(doctor_report_html(data), encoding="utf-8")
     return data
 
 
@@ -120,7 +118,6 @@ def summary_rows(report: DoctorReport) -> list[tuple[str, str, str, str]]:
 
 
 def _print_summary(report: DoctorReport, out_dir: Path) -> None:
-    from rich.console import Console
     from rich.markup import escape
 
     width = max(80, shutil.get_terminal_size((120, 24)).columns)
@@ -129,50 +126,38 @@ def _print_summary(report: DoctorReport, out_dir: Path) -> None:
     title = (f"gpucomm doctor on {report.host} ({where}): {report.status} - " +
              ", ".join(f"{counts[s]} {s}" for s in ("ok", "below", "pathology", "skipped")))
     print_table(escape(title), ("status", "check", "measured", "expected"), summary_rows(report), width=width)
-    console = Console(width=width, highlight=False)
     problems = [c for c in report.ordered() if c.status in ("below", "pathology")]
     if problems:
-        console.print("[bold]what to fix[/]")
+        print("what to fix")
         for c in problems:
-            console.print(f"  {_STATUS_STYLE[c.status]} {escape(c.name)}: {escape(c.fix)}"
-                          + (f" [dim](source: {escape(c.source)})[/]" if c.source else ""))
+            print(f"  [{c.status}] {c.name}: {c.fix}" + (f" (source: {c.source})" if c.source else ""))
     skipped = report.skipped()
     if skipped:
-        console.print("[bold]not run here[/]")
+        print("not run here")
         for c in skipped:
-            console.print(f"  {escape(c.name)}: {escape(c.measured)}")
-    console.print(f"report: {escape(str(out_dir / 'report.html'))} and {escape(str(out_dir / 'report.json'))}")
+            print(f"  {c.name}: {c.measured}")
+    print(f"report: {out_dir / 'report.html'} and {out_dir / 'report.json'}")
 
 
 class _Progress:
-    """Progress on stderr: a rich progress bar at a terminal, else one line per step."""
+    """Progress on stderr: one line rewritten in place at a terminal, else one line per step."""
 
-    def __init__(self) -> None:
-        self.bar = None
-        self.task = None
-        if sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(SpinnerColumn(), TextColumn("doctor: {task.description}"), BarColumn(),
-                                MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
 
     def __enter__(self) -> _Progress:
-        if self.bar is not None:
-            self.bar.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
+        if self.tty:
+            self.stream.write("\r\033[K")  # clear the line: the summary follows
+            self.stream.flush()
 
     def __call__(self, step: int, total: int, title: str) -> None:
-        if self.bar is None:
-            print(f"gpucomm doctor: [{step}/{total}] {title}", file=sys.stderr, flush=True)
-            return
-        if self.task is None:
-            self.task = self.bar.add_task(title, total=total)
-        self.bar.update(self.task, completed=step - 1, description=title)
+        text = f"gpucomm doctor: [{step}/{total}] {title}"
+        self.stream.write(f"\r\033[K{text}" if self.tty else text + "\n")
+        self.stream.flush()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -43,6 +43,7 @@ from __future__ import annotations
 import ctypes
 import datetime as _dt
 import glob
+import json
 import os
 import re
 import shutil
@@ -234,6 +235,12 @@ class DoctorReport:
                 "checks": [c.as_dict() for c in self.ordered()], "inventory": self.inventory,
                 "topology": self.topology, "p2p": self.p2p, "copy": self.copy, "sweep": self.sweep,
                 "nccl": self.nccl}
+
+    def write_json(self, path: str | os.PathLike) -> dict:
+        """Write :meth:`as_dict` to ``path`` (``report.json``); return the data as read back (plain JSON types)."""
+        text = json.dumps(self.as_dict(), indent=1, default=str)  # default=str: paths and other non-JSON values
+        Path(path).write_text(text + "\n", encoding="utf-8")
+        return json.loads(text)
 
 
 # ------------------------------------------------------------------------------------------------ NVML
