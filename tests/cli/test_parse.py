@@ -12,8 +12,8 @@ import pytest
 
 from gpucomm.cli import build_parser, main
 from gpucomm.cli.parse import register
-from gpucomm.measure.nccl_tests_results import log_to_results
 from gpucomm.measure.nccl_tests_log import bundled_log_names, bundled_log_text, read_bundled_log
+from gpucomm.measure.nccl_tests_results import log_to_results, primary_records
 from gpucomm.measure.results import read_results
 
 LOGS = bundled_log_names()
@@ -40,20 +40,26 @@ def test_the_bundled_logs_are_there():
 @pytest.mark.parametrize("name", LOGS)
 def test_every_bundled_log_parses(tmp_path, capsys, name):
     path = write_log(tmp_path, f"{name}.txt", bundled_log_text(name))
+    (tmp_path / "out").mkdir()
     out_file = tmp_path / "out" / f"{name}.jsonl"
     code, out, err = run(capsys, path, "--out", str(out_file))
     assert code == 0, err
     assert err == ""
     log = read_bundled_log(name)
     results = read_results(out_file)
-    assert len(results) == len([r for r in log.in_place() if r.time_us])
+    assert len(results) == len([r for r in log.records if r.time_us])  # both placements are kept
     assert results.meta["tool"] == "gpucomm.parse" and results.meta["backend"] == "nccl"
+    assert results.meta["placement"] == "in-place"
     for r in results:
         assert RESULT_FIELDS <= set(r)
-        assert r["time_s"] > 0 and r["busbw_bytes_per_s"] >= 0 and r["in_place"] is True
-    # the table: one row per record, then the footer and one line per warning
+        assert r["time_s"] > 0 and r["busbw_bytes_per_s"] >= 0 and r["in_place"] in (True, False)
+    assert len(primary_records(results.meta, list(results))) == len([r for r in log.in_place() if r.time_us])
+    # the table: one row per size with both placements, then the footer and one line per warning
     rows = [line for line in out.splitlines() if line and not line.startswith("#")]
-    assert len(rows) == len(results)
+    assert len(rows) == len({r["msg_bytes"] for r in results})
+    last = log.in_place()[-1]
+    assert rows[-1].split()[-3:] == [f"{last.algbw_gbps:.2f}", f"{last.busbw_gbps:.2f}",
+                                     "N/A" if last.wrong is None else str(last.wrong)]
     for w in log.warnings:
         assert f"# warning [{w.code}]:" in out
     assert f"# Results file       : {out_file}" in out
@@ -62,15 +68,18 @@ def test_every_bundled_log_parses(tmp_path, capsys, name):
 def test_records_match_the_log_and_fit_like_a_sweep():
     from gpucomm.model.fit import fit_sweep
 
-    meta, rows = log_to_results(read_bundled_log("C08"))
+    meta, both = log_to_results(read_bundled_log("C08"))
     assert meta["num_ranks"] == 16 and meta["collective"] == "all_reduce" and meta["busbw_factor"] == 1.875
     assert meta["iters"] == 20 and meta["warmup_iters"] == 5 and meta["check"] is True
-    assert rows[0]["msg_bytes"] == 8 and rows[-1]["msg_bytes"] == 8 * 2**30
+    assert [r["in_place"] for r in both[:2]] == [False, True] and len(both) == 62
+    rows = primary_records(meta, both)
+    assert rows[0]["msg_bytes"] == 8 and rows[-1]["msg_bytes"] == 8 * 2**30 and {r["in_place"] for r in rows} == {True}
     assert [r["msg_bytes"] for r in rows] == sorted(r["msg_bytes"] for r in rows)
     fit = fit_sweep(rows)  # a published log fits exactly as a sweep of one's own does
     assert fit.num_ranks == 16 and fit.busbw_bytes_per_s > 100e9
     oop_meta, oop = log_to_results(read_bundled_log("C04"), in_place=False)
-    assert oop_meta["placement"] == "out-of-place" and oop[2]["busbw_bytes_per_s"] == pytest.approx(232.81e9)
+    assert oop_meta["placement"] == "out-of-place"
+    assert primary_records(oop_meta, oop)[2]["busbw_bytes_per_s"] == pytest.approx(232.81e9)
 
 
 def test_json_lines_equal_the_results_file(tmp_path, capsys):
@@ -164,3 +173,92 @@ def test_parse_module_imports_no_torch_or_plotly():
             "print(sorted(m for m in ('torch', 'plotly', 'ipywidgets') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- what a new user met with real logs ----------------------------------------------------------------------
+
+def test_out_in_a_missing_folder_is_refused_before_any_work(tmp_path, capsys):
+    """Before: the folders were created (at the filesystem root for /nonexistent/...)."""
+    target = tmp_path / "nonexistent" / "dir" / "x.jsonl"
+    for log in (write_log(tmp_path, "c04.txt", bundled_log_text("C04")), str(tmp_path / "missing.log")):
+        code, out, err = run(capsys, log, "--out", str(target))
+        assert code == 2 and out == ""
+        assert err.strip() == (f"gpucomm parse: error: --out {str(target)!r}: folder {str(target.parent)!r} does not "
+                               "exist: expected a file in an existing folder (create it first)")
+    assert not (tmp_path / "nonexistent").exists()
+    code, _, err = run(capsys, write_log(tmp_path, "c04.txt", bundled_log_text("C04")), "--out", str(tmp_path))
+    assert code == 2 and "is not a file name" in err
+
+
+def two_runs(tmp_path) -> str:
+    return write_log(tmp_path, "two.txt", bundled_log_text("C06") + "\n" + bundled_log_text("C04"))
+
+
+def test_two_runs_print_two_sweeps_and_write_one_file_each(tmp_path, capsys):
+    code, out, _ = run(capsys, two_runs(tmp_path), "--out", str(tmp_path / "r.jsonl"))
+    assert code == 0
+    assert out.count("# parsed ") == 2 and "(run 1 of 2, result rows at lines 6-9)" in out
+    assert "(run 2 of 2, result rows at lines 19-22)" in out
+    assert "# 2 runs in " in out and "select one with --run N (1 to 2)" in out
+    first, second = read_results(tmp_path / "r.run1.jsonl"), read_results(tmp_path / "r.run2.jsonl")
+    assert (first.meta["run"], second.meta["run"]) == (1, 2) and not (tmp_path / "r.jsonl").exists()
+    assert first[-1]["busbw_bytes_per_s"] == pytest.approx(370.75e9)
+    assert second[-1]["busbw_bytes_per_s"] == pytest.approx(234.74e9)
+
+
+def test_run_selects_one_and_out_of_range_is_one_line(tmp_path, capsys):
+    code, out, _ = run(capsys, two_runs(tmp_path), "--run", "2", "--json", "--out", str(tmp_path / "r.jsonl"))
+    printed = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and printed[0]["run"] == 2 and printed[0]["command"].endswith("-g 4")
+    assert read_results(tmp_path / "r.jsonl").meta["run"] == 2
+    code, out, err = run(capsys, two_runs(tmp_path), "--run", "3", "--out", str(tmp_path / "s.jsonl"))
+    assert code == 2 and out == "" and not (tmp_path / "s.jsonl").exists()
+    assert err.strip().endswith(f"--run 3 is out of range: log {str(tmp_path / 'two.txt')!r} holds 2 runs, expected 1 to 2")
+    code, _, err = run(capsys, two_runs(tmp_path), "--run", "0")
+    assert code == 2 and "--run 0 is out of range: expected an integer >= 1" in err
+
+
+def test_nccl_tests_json_output_is_read(tmp_path, capsys):
+    """C06's run as nccl-tests -J writes it (src/util.cu, v2.19.6: one device entry per process, -g 4)."""
+    log = read_bundled_log("C06")
+    half = {False: "out_of_place", True: "in_place"}
+    results = {}
+    for r in log.records:
+        results.setdefault(r.size_bytes, {"size": r.size_bytes, "count": r.count, "type": r.type, "redop": r.redop,
+                                          "root": f"{r.root:6d}"})[half[r.in_place]] = {
+            "time": r.time_us, "alg_bw": r.algbw_gbps, "bus_bw": r.busbw_gbps, "nwrong": float(r.wrong)}
+    doc = {"version": 3, "args": ["./build/all_reduce_perf", "-b", "1G", "-e", "8G", "-g", "4"], "nccl_version": 21805,
+           "config": {"nthreads": 1, "ngpus": 4, "devices": [{"rank": 0, "hostname": "dgx", "device": 0}]},
+           "results": list(results.values()), "average_bus_bandwidth": {"bandwidth": 369.941, "okay": "unchecked"}}
+    code, out, _ = run(capsys, write_log(tmp_path, "ar.json", json.dumps(doc)))
+    assert code == 0 and "NCCL 2.18.5, all_reduce (from the command line), 4 ranks (from the JSON output's device list" in out
+    rows = [line for line in out.splitlines() if line and not line.startswith("#")]
+    assert len(rows) == 4 and rows[-1].split()[-3:] == ["247.17", "370.75", "0"]
+
+
+def test_both_placements_are_shown_and_kept(tmp_path, capsys):
+    code, out, _ = run(capsys, write_log(tmp_path, "c04.txt", bundled_log_text("C04")), "--json")
+    records = [json.loads(line) for line in out.splitlines()][1:]
+    assert [(r["msg_bytes"], r["in_place"]) for r in records[4:6]] == [(4294967296, False), (4294967296, True)]
+    code, out, _ = run(capsys, write_log(tmp_path, "c04.txt", bundled_log_text("C04")))
+    row = next(line for line in out.splitlines() if line.startswith("  4294967296"))
+    assert row.split()[4:] == ["27672.00", "155.21", "232.81", "0", "39252.00", "109.42", "164.13", "0"]
+
+
+def test_legacy_float_noise_is_not_wrong_results(tmp_path, capsys):
+    """A legacy 'error' of 4e-07 under a footer that says OK: exit 0 (before: wrong results, exit 1)."""
+    text = ("#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+            "   268435456      67108864   float     sum   2360.9  113.70  213.19  4e-07   2359.9  113.75  213.28  4e-07\n"
+            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 213.2\n")
+    code, out, _ = run(capsys, write_log(tmp_path, "old.txt", text))
+    assert code == 0 and "[error]" not in out
+
+
+def test_contradicting_ranks_are_warned_and_partial_logs_say_inferred(tmp_path, capsys):
+    code, out, _ = run(capsys, write_log(tmp_path, "c04.txt", bundled_log_text("C04")), "--ranks", "8")
+    assert code == 0
+    assert "# warning [contradiction]: the number of ranks given (8) contradicts the log: 4 (from the command line)" in out
+    rows = "\n".join(line for line in bundled_log_text("C08").splitlines() if line.strip()[:1].isdigit())
+    code, out, _ = run(capsys, write_log(tmp_path, "rows.txt", rows))
+    assert "all_reduce (inferred from busbw/algbw), 16 ranks (inferred from busbw/algbw)" in out.splitlines()[0]
+    assert "[unknown_shape]" not in out

@@ -19,7 +19,7 @@ from gpucomm.model.collectives import busbw_factor
 from gpucomm.measure.nccl_tests_log import (ParsedLog, bundled_log_names, bundled_log_text, parse_nccl_tests, read_bundled_log)
 
 EXPECTED_WARNINGS = {
-    "C01": [], "C02": [], "C03": ["busbw_drop"], "C04": ["in_place_outlier"], "C05": [], "C06": [],
+    "C01": [], "C02": [], "C03": ["busbw_drop"], "C04": ["in_place_outlier", "busbw_dip"], "C05": [], "C06": [],
     "C07": ["busbw_drop", "busbw_drop"], "C08": [], "C28": ["legacy_size", "no_summary"], "C29": ["stopped_early"],
 }
 EXPECTED_ROWS = {"C01": 4, "C02": 4, "C03": 4, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 31, "C28": 13, "C29": 4}
@@ -162,15 +162,35 @@ def test_nccl_debug_lines_and_crlf_are_ignored():
     assert log.metadata["nccl_version"] == "2.18.5" and len(log.records) == 2
 
 
+LEGACY_HEADER = "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+
+
 def test_legacy_layout_with_redop_and_error_column():
-    text = ("#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
-            "     1048576        262144   float     sum    40.00   26.21   45.88  2e-07    41.00   25.57   44.76  0e+00\n"
+    text = (LEGACY_HEADER
+            + "     1048576        262144   float     sum    40.00   26.21   45.88  2e-07    41.00   25.57   44.76  0e+00\n"
             "# Avg bus bandwidth    : 45\n")
     log = parse_nccl_tests(text)
     r = log.out_of_place()[0]
     assert log.metadata["layout"] == "legacy" and r.redop == "sum" and r.root is None and r.max_error == 2e-07
     assert r.size_bytes == 1048576  # not doubled here: algbw matches the size column
-    assert log.warning_codes() == ["error"] and log.metadata["num_ranks"] == 8
+    assert log.metadata["num_ranks"] == 8
+
+
+def test_legacy_error_column_is_a_deviation_judged_against_nccl_tests_bound():
+    """The old 'error' column is the largest deviation, not a count: float noise (4e-07) is within nccl-tests'
+    own bound (1e-5 per extra rank for float) and the footer says OK, so nothing is wrong (it was called wrong
+    results before); a deviation beyond the bound still is."""
+    row = "     1048576        262144   float     sum    40.00   26.21   45.88  {e}    41.00   25.57   44.76  0e+00\n"
+    noise = parse_nccl_tests(LEGACY_HEADER + row.format(e="4e-07") + "# Out of bounds values : 0 OK\n"
+                             "# Avg bus bandwidth    : 45\n")
+    assert noise.warning_codes() == [] and noise.out_of_place()[0].max_error == 4e-07
+    no_footer = parse_nccl_tests(LEGACY_HEADER + row.format(e="4e-07"))
+    assert "error" not in no_footer.warning_codes()
+    wrong = parse_nccl_tests(LEGACY_HEADER + row.format(e="3e-02") + "# Avg bus bandwidth    : 45\n")
+    assert wrong.warning_codes() == ["error"]
+    assert "bound 7e-05 for float on 8 ranks" in wrong.warnings[0].message
+    half = ("     1048576        524288    half     sum    40.00   26.21   45.88  {e}    41.00   25.57   44.76  0e+00\n")
+    assert parse_nccl_tests(LEGACY_HEADER + half.format(e="5e-03")).warning_codes() == ["no_summary"]
 
 
 def test_not_checked_wrong_column():
@@ -288,3 +308,146 @@ def test_recorded_dtype_names_derive_from_the_element_type_table():
     assert all(BY_SPELLING[s].name == name for s, name in DTYPE_NAMES.items())
     assert [record_dtype(t) for t in ("f8e4m3", "F8E5M2", "bfloat16", "Int8", "mystery")] == \
         ["f8e4m3", "f8e5m2", "bfloat16", "int8", "mystery"]
+
+
+# --- what a new user met with real logs: small logs cut from the bundled ones ---------------------------------
+
+def _lines(name: str) -> list[str]:
+    return bundled_log_text(name).splitlines()
+
+
+def _rows(name: str) -> list[str]:
+    """The result rows of a bundled log, verbatim."""
+    return [line for line in _lines(name) if line.strip() and line.strip()[0].isdigit()]
+
+
+def _preamble(name: str) -> list[str]:
+    """The bundled log's lines before its first result row."""
+    lines = _lines(name)
+    return lines[:lines.index(_rows(name)[0])]
+
+
+@pytest.mark.parametrize("prefix", ["[1,0]<stdout>:", "  [1,0]<stdout>: ", "[0]", "[3] ", "0: [1,0]<stdout>:",
+                                    "[1,0]<stdout>:[2024-05-01 10:00:00] "])
+def test_launcher_rank_prefixes_fused_into_every_line(prefix):
+    """mpirun/Intel MPI tags directly before the size (no space), after spaces, nested under srun, with a timestamp:
+    the rows are read (before: 'no nccl-tests result rows found' for '[0]', leading spaces and nesting)."""
+    text = "\n".join(prefix + line.lstrip() for line in _lines("C08"))
+    log = parse_nccl_tests(text)
+    assert len(log.in_place()) == 31 and log.metadata["num_ranks"] == 16
+    assert log.in_place()[-1].busbw_gbps == 337.35 and log.warning_codes() == []
+
+
+def test_two_runs_in_one_file_are_two_sweeps():
+    """C06's run then C29's run in one file: each is its own sweep (before: one merged sweep, without a word)."""
+    from gpucomm.measure.nccl_tests_log import parse_nccl_tests_runs
+
+    text = bundled_log_text("C29") + "\n" + "\n".join(_lines("C08")[2:])
+    runs = parse_nccl_tests_runs(text)
+    assert [len(r.in_place()) for r in runs] == [4, 31]
+    assert [(r.metadata["run"], r.metadata["runs"]) for r in runs] == [(1, 2), (2, 2)]
+    assert [r.metadata["num_ranks"] for r in runs] == [2, 16]
+    assert runs[0].warning_codes() == ["stopped_early"] and runs[1].warning_codes() == []
+    assert runs[1].metadata["source"] == runs[0].metadata["source"]  # one source line for the file
+    merged = parse_nccl_tests(text)
+    assert "several_runs" in merged.warning_codes()
+    assert "2 runs one after another" in next(w.message for w in merged.warnings if w.code == "several_runs")
+
+
+def test_sizes_starting_again_split_one_invocation_into_sweeps():
+    """-d all: one header, one sweep per type, one summary shared by them."""
+    from gpucomm.measure.nccl_tests_log import parse_nccl_tests_runs
+
+    rows = _rows("C06")
+    halves = [r.replace("     float", "      half").replace("268435456", "536870912") for r in rows]
+    text = "\n".join(_preamble("C08")[2:] + rows + halves + _lines("C06")[-2:])
+    runs = parse_nccl_tests_runs(text)
+    assert [{r.type for r in run.records} for run in runs] == [{"float"}, {"half"}]
+    assert all(run.metadata["avg_busbw_gbps"] == 369.941 and run.metadata["iters"] == 20 for run in runs)
+
+
+def test_a_run_that_printed_no_row_is_named():
+    from gpucomm.measure.nccl_tests_log import parse_nccl_tests_runs
+
+    text = bundled_log_text("C06") + "\n" + "\n".join(_preamble("C29")[2:]) + "\n"
+    runs = parse_nccl_tests_runs(text)
+    assert len(runs) == 1 and runs[0].warning_codes()[-1] == "empty_run"
+
+
+def test_interleaved_single_process_runs_stay_one_run():
+    """Under mpirun without MPI=1 every process prints its own header first: not separate sweeps."""
+    from gpucomm.measure.nccl_tests_log import parse_nccl_tests_runs
+
+    header = next(line for line in _preamble("C08") if line.startswith("# nThread"))
+    rows = _rows("C08")[-4:]
+    text = "\n".join([header, header] + [r for row in rows for r in (row, row)])
+    assert len(parse_nccl_tests_runs(text)) == 1
+
+
+def test_a_dip_in_the_middle_is_flagged_with_its_size():
+    """C04's in-place 4 GiB is 29 % below the 2 GiB busbw, and 8 GiB recovers (before: only the largest size
+    was compared with the peak, so nothing was said)."""
+    log = read_bundled_log("C04")
+    dip = next(w.message for w in log.warnings if w.code == "busbw_dip")
+    assert dip.startswith("in-place: busbw dips at 1 size(s)") and "4294967296 B: 164.13 GB/s (-29% from 230.13" in dip
+    rows = _rows("C08")
+    rows[28] = rows[28].replace("318.40", "250.40").replace("318.52", "250.52")  # 2 GiB, both placements
+    text = "\n".join(_preamble("C08") + rows + _lines("C08")[-2:])
+    log = parse_nccl_tests(text)
+    assert log.warning_codes() == ["busbw_dip", "busbw_dip"]
+    assert "2147483648 B: 250.4 GB/s (-16% from 297.86 GB/s at 1073741824 B)" in log.warnings[0].message
+
+
+def test_a_cliff_is_flagged_where_it_starts():
+    log = read_bundled_log("C07")
+    assert log.warning_codes() == ["busbw_drop", "busbw_drop"]
+    assert "to 19.98 GB/s at the largest size, 8589934592 B (-18%)" in log.warnings[0].message
+    rows = _rows("C06")
+    rows[2] = rows[2].replace("370.34", "300.34")
+    rows[3] = rows[3].replace("370.70", "301.70")
+    text = "\n".join(rows + ["# Avg bus bandwidth    : 300"])
+    cliff = next(w.message for w in parse_nccl_tests(text).warnings if w.code == "busbw_drop")
+    assert "to 300.34 GB/s at 4294967296 B and stays down to the largest size" in cliff
+
+
+def test_reducing_max_bytes_is_not_a_crash():
+    """nccl-tests' 'Reducing maxBytes' note (GPU memory): the sweep ends early by design (before: stopped_early,
+    'the run crashed')."""
+    rows = _rows("C08")[:29]  # 8 B .. 2 GiB of an 8 GiB sweep
+    note = ["#", "# Reducing maxBytes to 3221225472 due to memory limitation"]
+    text = "\n".join(_preamble("C08") + note + rows + _lines("C08")[-2:])
+    log = parse_nccl_tests(text)
+    assert log.warning_codes() == ["max_bytes_reduced"] and log.metadata["maxBytes"] == 3221225472
+    assert log.metadata["requested_max_bytes"] == 8589934592
+    without_note = parse_nccl_tests("\n".join(_preamble("C08") + rows + _lines("C08")[-2:]))
+    assert without_note.warning_codes() == ["max_bytes_reduced"]  # the summary says it finished
+    assert parse_nccl_tests("\n".join(_preamble("C08") + rows)).warning_codes() == ["stopped_early"]
+
+
+def test_partial_logs_say_collective_and_ranks_inferred():
+    """Rows alone: the shape comes from the numbers, with how (before: 'collective ?, ? ranks')."""
+    all_gather = ("    16777216       4194304  bfloat16    none      -1    108.8  154.20   77.10      0"
+                  "    98.19  170.86   85.43      0\n"
+                  "    33554432       8388608  bfloat16    none      -1    183.0  183.36   91.68      0"
+                  "    156.1  214.96  107.48      0\n")
+    m = parse_nccl_tests(all_gather).metadata
+    assert "collective" not in m and m["collective_candidates"] == ["all_gather", "all_to_all"]
+    assert (m["num_ranks"], m["num_ranks_source"]) == (2, "size/count")
+    spark = parse_nccl_tests("\n".join(_rows("C29"))).metadata  # busbw = algbw, reducing, no root: 2-rank all_reduce
+    assert (spark["collective"], spark["collective_source"], spark["num_ranks"]) == ("all_reduce", "columns", 2)
+    gcp = parse_nccl_tests("\n".join(_rows("C08")[14:])).metadata
+    assert (gcp["collective"], gcp["num_ranks"], gcp["num_ranks_source"]) == ("all_reduce", 16, "busbw/algbw")
+
+
+def test_given_shape_contradicting_the_log_is_named():
+    """--collective/--ranks that the binary name or busbw/algbw contradict: a warning with both values."""
+    log = read_bundled_log("C04", num_ranks=8, collective="broadcast")
+    messages = [w.message for w in log.warnings if w.code == "contradiction"]
+    assert "the collective given (broadcast) contradicts the log: all_reduce (from the command line)" in messages[0]
+    assert "the number of ranks given (8) contradicts the log: 4 (from the command line)" in messages[1]
+    assert "busbw/algbw of the rows is 1.5" in messages[2] and "not 1, the factor of broadcast on 8 ranks" in messages[2]
+    assert log.metadata["num_ranks"] == 8  # the given value is kept
+    only_ratio = read_bundled_log("C06", num_ranks=8)  # no command: busbw/algbw says 4
+    message = next(w.message for w in only_ratio.warnings if w.code == "contradiction")
+    assert "not 1.75, the factor of all_reduce on 8 ranks" in message and "the rows fit all_reduce on 4 ranks" in message
+    assert read_bundled_log("C06", num_ranks=4).warning_codes() == []

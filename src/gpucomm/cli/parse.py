@@ -1,25 +1,28 @@
-"""The ``parse`` command: nccl-tests text output -> the results records of ``gpucomm bench``.
+"""The ``parse`` command: nccl-tests output (text or ``-J`` JSON) -> the results records of ``gpucomm bench``.
 
-``gpucomm parse LOG`` reads the text an nccl-tests binary printed (``all_reduce_perf`` ... ;
-``-`` for standard input; :func:`gpucomm.measure.log_files.read_log_text`), parses it with
-:func:`gpucomm.measure.nccl_tests_log.parse_nccl_tests`, prints the rows in the table layout of
-``gpucomm bench`` followed by what looks wrong (``# warning [code]: ...`` lines;
-:func:`gpucomm.measure.nccl_tests_results.format_log_table`), and with ``--out FILE`` writes the
-same JSON-lines results file as ``gpucomm bench --out``: a metadata record, then one result
-record per message size (:func:`gpucomm.measure.nccl_tests_results.log_to_results`; see
-:mod:`gpucomm.measure.results` for the fields), so :func:`gpucomm.measure.results.read_results`,
-:func:`gpucomm.model.fit.fit_sweep` and :func:`gpucomm.viz.figures.measured.measured_vs_model_figure` take
-a published log exactly as they take a sweep of your own. ``--json`` prints those lines
-instead of the table.
+``gpucomm parse LOG`` reads what an nccl-tests binary printed (``all_reduce_perf`` ... ; ``-`` for
+standard input; :func:`gpucomm.measure.log_files.read_log_text`), or the JSON file it wrote with
+``-J``, into one sweep per run (:func:`gpucomm.measure.nccl_tests_results.read_nccl_tests_output`),
+prints each run's rows with both placements side by side followed by what looks wrong (``# warning
+[code]: ...`` lines; :func:`gpucomm.measure.nccl_tests_results.format_log_table`), and with ``--out
+FILE`` writes the same JSON-lines results file as ``gpucomm bench --out``: a metadata record, then one
+result record per message size and placement (:func:`gpucomm.measure.nccl_tests_results.log_to_results`;
+see :mod:`gpucomm.measure.results` for the fields), so :func:`gpucomm.measure.results.read_results`,
+``gpucomm fit`` and :func:`gpucomm.viz.figures.measured.measured_vs_model_figure` take a published log
+as they take a sweep of your own. ``--json`` prints those lines instead of the table. A log with
+several runs gives several sweeps (``--run N`` keeps one; ``--out`` then writes ``FILE.runN.jsonl``
+per run).
 
-nccl-tests prints an out-of-place and an in-place measurement for every size. ``gpucomm
-bench`` measures torch's in-place ``all_reduce``, so the in-place column is used by default
-(``--out-of-place`` takes the other one). Values are taken as printed: nccl-tests averages the
-time over ranks by default (``-a 1``) where ``gpucomm bench`` reports the slowest rank.
+nccl-tests prints an out-of-place and an in-place measurement for every size; both are kept.
+``gpucomm bench`` measures torch's in-place ``all_reduce``, so a fit uses the in-place records by
+default (``--out-of-place`` records the other one as the placement to fit). Values are taken as
+printed: nccl-tests averages the time over ranks by default (``-a 1``) where ``gpucomm bench``
+reports the slowest rank.
 
-Exit status: 0, or 1 when the log reports wrong results (``#wrong`` > 0, a non-zero
-``error`` column, or out-of-bounds values), 2 when the input cannot be read or holds no
-result row (one line on stderr: ``gpucomm parse: error: ...``).
+Exit status: 0, or 1 when the log reports wrong results (``#wrong`` > 0, an ``error`` column
+beyond nccl-tests' own bound, or out-of-bounds values), 2 when the input cannot be read or holds
+no result row, or a flag is wrong (one line on stderr: ``gpucomm parse: error: ...``; nothing is
+written).
 
 This module imports neither torch nor plotly: registering or running ``parse`` works in a
 model-only install.
@@ -28,6 +31,7 @@ Examples::
 
     gpucomm parse all_reduce.log
     gpucomm parse all_reduce.log --out results/published.jsonl
+    gpucomm parse all_reduce.json --run 2
     mpirun -np 8 ./build/all_reduce_perf -b 8 -e 8G -f 2 | gpucomm parse - --json
 """
 
@@ -35,12 +39,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg, one_line, print_json
 from gpucomm.measure.log_files import read_log_text
-from gpucomm.measure.nccl_tests_log import parse_nccl_tests
-from gpucomm.measure.nccl_tests_results import format_log_table, log_to_results
+from gpucomm.measure.nccl_tests_results import format_log_table, log_to_results, read_nccl_tests_output
 from gpucomm.measure.results import ResultsWriter
 from gpucomm.model.collectives import COLLECTIVES
 
@@ -49,39 +53,82 @@ __all__ = ["register", "run"]
 WRONG_CODES = ("wrong", "error", "out_of_bounds")
 """Warning codes that mean the collective returned wrong results (exit status 1)."""
 
-DESCRIPTION = """Read nccl-tests text output (all_reduce_perf and friends) into the results records of
-'gpucomm bench': print the rows as a table with any warnings, and optionally write a JSON-lines
-results file (a metadata line, then one line per size)."""
+DESCRIPTION = """Read nccl-tests output (the text all_reduce_perf and friends print, or their -J JSON file)
+into the results records of 'gpucomm bench': print each run's rows, both placements, with any
+warnings, and optionally write a JSON-lines results file (a metadata line, then one line per size
+and placement)."""
 EPILOG = """examples:
   gpucomm parse all_reduce.log
   gpucomm parse all_reduce.log --out results/published.jsonl
+  gpucomm parse all_reduce.json --run 2
   ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 8 | gpucomm parse - --json"""
+
+
+def _check_out(out: str | None) -> None:
+    """Refuse ``--out`` whose folder does not exist, or that is a folder, before any work (nothing is created)."""
+    if out is None:
+        return
+    path = Path(out)
+    if out.strip() == "" or path.is_dir():
+        raise GpucommError(f"--out {out!r} is not a file name: expected a results file such as results/published.jsonl")
+    folder = path.parent
+    if not folder.is_dir():
+        raise GpucommError(f"--out {out!r}: folder {str(folder)!r} does not exist: expected a file in an existing folder "
+                           "(create it first)")
+
+
+def _run_path(out: str, run: int) -> str:
+    """``x.jsonl`` -> ``x.run2.jsonl``: one results file per run when a log holds several."""
+    path = Path(out)
+    return str(path.with_name(f"{path.stem}.run{run}{path.suffix}"))
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``parse`` with parsed arguments; return the exit status (raises :class:`GpucommError` on bad input)."""
+    _check_out(args.out)
     text = read_log_text(args.log)
     input_name = "standard input" if args.log == "-" else args.log
     try:
-        log = parse_nccl_tests(text, collective=args.collective, num_ranks=args.ranks)
+        runs = read_nccl_tests_output(text, collective=args.collective, num_ranks=args.ranks)
     except GpucommError as exc:
         raise GpucommError(f"log {input_name!r}: {one_line(exc)}") from None
-    meta, records = log_to_results(log, in_place=not args.out_of_place, input_name=input_name)
-    meta["argv"] = list(getattr(args, "argv", None) or sys.argv)
+    if args.run is not None:
+        if args.run > len(runs):
+            raise GpucommError(f"--run {args.run} is out of range: log {input_name!r} holds {len(runs)} run"
+                               f"{'s' if len(runs) > 1 else ''}, expected 1 to {len(runs)}")
+        runs = runs[args.run - 1:args.run]
+    argv = list(getattr(args, "argv", None) or sys.argv)
+    results = []
+    for log in runs:
+        meta, records = log_to_results(log, in_place=not args.out_of_place, input_name=input_name)
+        meta["argv"] = argv
+        results.append((meta, records))
+    files = []
     if args.out:
-        with ResultsWriter(args.out) as writer:
-            writer.write(meta)
-            for r in records:
-                writer.write(r)
+        several = len(results) > 1
+        for meta, records in results:
+            path = _run_path(args.out, meta["run"]) if several else args.out
+            with ResultsWriter(path) as writer:
+                writer.write(meta)
+                for r in records:
+                    writer.write(r)
+            files.append(path)
     if args.json:
-        for r in [meta, *records]:
-            print_json(r)
+        for meta, records in results:
+            for r in [meta, *records]:
+                print_json(r)
     else:
-        print(format_log_table(meta, records, input_name))
-        if args.out:
-            print(f"# Results file       : {args.out}")
+        for k, (meta, records) in enumerate(results):
+            if k:
+                print()
+            print(format_log_table(meta, records, input_name))
+        total = results[0][0]["runs"]
+        if total > 1 and args.run is None:
+            print(f"# {total} runs in {input_name}, each its own sweep: select one with --run N (1 to {total})")
+        for path in files:
+            print(f"# Results file       : {path}")
     sys.stdout.flush()
-    return 1 if any(w["code"] in WRONG_CODES for w in meta["warnings"]) else 0
+    return 1 if any(w["code"] in WRONG_CODES for meta, _ in results for w in meta["warnings"]) else 0
 
 
 def register(subparsers) -> None:
@@ -93,15 +140,19 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("parse", help="read nccl-tests output into gpucomm bench's results records",
                                    description=DESCRIPTION, epilog=EPILOG,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("log", metavar="LOG", help="nccl-tests output (a text file), or - for standard input")
+    parser.add_argument("log", metavar="LOG", help="nccl-tests output (a text or -J JSON file), or - for standard input")
     parser.add_argument("--json", action="store_true",
                         help="print the JSON-lines records (metadata line, then one line per size) instead of the table")
     parser.add_argument("--out", default=None, metavar="FILE",
                         help="also write them to a JSON-lines results file, as 'gpucomm bench --out' does")
     parser.add_argument("--out-of-place", action="store_true",
-                        help="use the out-of-place column (default: in-place, what 'gpucomm bench' measures)")
+                        help="fit the out-of-place column (default: in-place, what 'gpucomm bench' measures); "
+                             "both are kept")
     parser.add_argument("--collective", default=None, choices=COLLECTIVES, metavar="NAME",
                         help=f"the collective, when the log does not say: one of {', '.join(COLLECTIVES)}")
     parser.add_argument("--ranks", type=int_arg("number of ranks", 1), default=None, metavar="N",
                         help="the number of ranks, when the log does not say (or says it wrong)")
+    parser.add_argument("--run", type=int_arg("--run", 1), default=None, metavar="N",
+                        help="only the Nth run of a log that holds several (default: every run, each its own sweep; "
+                             "--out then writes FILE.runN.jsonl per run)")
     parser.set_defaults(func=run)

@@ -15,9 +15,10 @@ published logs:
   of ``#wrong``, with or without a ``redop`` column and without ``root``. In the oldest one the
   ``size`` column is twice ``count x type size`` while algbw is computed from ``count x type size``
   (nccl-tests issue #44, NCCL 2.6): the parser detects it from algbw and uses the smaller size;
-* lines prefixed by OpenMPI's ``--tag-output`` (``[1,0]<stdout>:``), by ``srun --label`` (``0: ``)
-  or by a Markdown quote (``> ``), and NCCL_DEBUG=INFO lines mixed in (ignored, except the
-  ``NCCL version`` line).
+* lines prefixed by OpenMPI's ``--tag-output`` (``[1,0]<stdout>:``, with or without a space
+  before the size), Intel MPI's or MPICH's rank tag (``[0]``), a bracketed timestamp, ``srun
+  --label`` (``0: ``) or a Markdown quote (``> ``), nested up to four deep, and NCCL_DEBUG=INFO
+  lines mixed in (ignored, except the ``NCCL version`` line).
 
 It also reads the header (``# nThread 1 nGpus 8 minBytes ... maxBytes ...``), the ``# Using
 devices`` list, the nccl-tests version line, the command line if the log contains one, and the
@@ -36,8 +37,13 @@ Warnings (:class:`LogWarning`, ``code`` in brackets) flag:
   summary is missing (``no_summary``): the run crashed, hung, ran out of memory, or the log was cut;
 * ``in_place_outlier``: in-place and out-of-place times of one size differ by more than 25 % (by
   more than 2x below 1 MiB, where times are a few microseconds and noisy);
-* ``busbw_drop``: busbw at the largest size is more than 10 % below its peak at 1 MiB or more
-  (a cliff or drift: host staging, memory placement, thermal throttling, contention);
+* ``busbw_drop``: from some size on, busbw stays more than 10 % below the best of the smaller sizes
+  (1 MiB or more) up to the largest size: a cliff or drift (host staging, memory placement, thermal
+  throttling, contention), named with the size where it starts; ``busbw_dip``: sizes in the middle
+  of the sweep more than 10 % below that best, with larger sizes recovering (one slow measurement,
+  or a band of sizes with a worse algorithm), each named;
+* ``max_bytes_reduced``: nccl-tests lowered maxBytes to fit GPU memory (``Reducing maxBytes``): the
+  sweep ends early by design, so it is not ``stopped_early``;
 * ``legacy_size``, ``algbw_mismatch``, ``duplicate_size``, ``incomplete_row``, ``bad_row``,
   ``interleaved_runs``: format problems.
 
@@ -56,8 +62,9 @@ from gpucomm.model.collectives import COLLECTIVES, REGISTRY, busbw_factor
 from gpucomm.model.dtypes import BY_SPELLING
 from gpucomm.model.measurements import bundled_data
 
-__all__ = ["Record", "LogWarning", "ParsedLog", "parse_nccl_tests", "bundled_log_names", "bundled_log_text",
-           "read_bundled_log", "TYPE_BYTES", "PERF_BINARY_TO_COLLECTIVE"]
+__all__ = ["Record", "LogWarning", "ParsedLog", "parse_nccl_tests", "parse_nccl_tests_runs", "finish_log",
+           "check_overrides", "legacy_error_bound", "bundled_log_names", "bundled_log_text", "read_bundled_log",
+           "TYPE_BYTES", "PERF_BINARY_TO_COLLECTIVE", "SOURCE_WORDS"]
 
 TYPE_BYTES = {spelling: t.size_bytes for spelling, t in BY_SPELLING.items()}
 """Bytes per element of the type names nccl-tests prints (``test_typenames`` in ``src/common.cu``), and of every
@@ -72,7 +79,7 @@ IN_PLACE_OUTLIER_RATIO = 1.25
 SMALL_OUTLIER_RATIO = 2.0
 """Below ``DROP_MIN_BYTES`` times are microseconds and noisy: flag only a factor of two."""
 BUSBW_DROP_FRACTION = 0.10
-"""Flag busbw at the largest size more than this fraction below its peak (sizes >= ``DROP_MIN_BYTES``)."""
+"""Flag a size whose busbw is more than this fraction below the best of the smaller sizes (sizes >= ``DROP_MIN_BYTES``)."""
 DROP_MIN_BYTES = 1 << 20
 """Below 1 MiB busbw is latency-bound and noisy: not checked for drops."""
 
@@ -82,10 +89,13 @@ _SIGNED_INT_RE = re.compile(r"^-?\d{1,%d}$" % _MAX_DIGITS)
 _FLOAT_RE = re.compile(r"^[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?$")
 _TYPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 _PREFIXES = (
-    re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?"),  # OpenMPI --tag-output
+    # Open MPI --tag-output ([1,0]<stdout>:), Intel MPI / MPICH -l and -prepend-rank ([0]), a timestamp
+    # ([2024-05-01 10:00:00]): a bracketed tag, written directly before the text or after spaces
+    re.compile(r"^\s*\[[^\]\n]{1,80}\](?:<(?:stdout|stderr)>)?:?[ \t]?"),
     re.compile(r"^\s*\d{1,6}:\s"),                        # srun --label
     re.compile(r"^\s*>\s?"),                              # Markdown quote (logs pasted into READMEs)
 )
+_MAX_PREFIXES = 4  # launchers nest (srun --label around mpirun --tag-output, then a timestamp): strip up to 4
 _HEADER_RE = re.compile(r"nThread\s+(\d{1,9})\s+nGpus\s+(\d{1,9})\s+minBytes\s+(\d{1,20})\s+maxBytes\s+(\d{1,20})"
                         r"(?:\s+step:\s+(\d{1,20})\((factor|bytes)\))?")
 _HEADER_KEYS = (("warmup iters", "warmup_iters"), ("agg iters", "agg_iters"), ("iters", "iters"),
@@ -97,6 +107,7 @@ _LIBRARY_RE = re.compile(r"nccl-library=(\d{1,9})")
 _NCCL_VERSION_RE = re.compile(r"NCCL version\s+(\d{1,3}\.\d{1,3}\.\d{1,3})")
 _PERF_RE = re.compile(r"(?:^|[/\s])([a-z_]+)_perf(?:\s|$)")
 _AVG_RE = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)")
+_REDUCED_RE = re.compile(r"Reducing maxBytes to\s+(\d{1,20})")
 _OOB_RE = re.compile(r"Out of bounds values\s*:\s*(\d{1,12})\s*(\w*)")
 _COMMAND_START_RE = re.compile(r"(?:^|[\s/])(?:mpirun|mpiexec|srun|torchrun|[a-z_]+_perf)(?:\s|$)")
 _COLLECTIVE_START_RE = re.compile(r"Collective test starting:\s*([a-z_]+?)(?:_perf)?\s*$")
@@ -256,10 +267,15 @@ def _float(token: str) -> float | None:
 
 
 def _strip_prefix(line: str) -> str:
-    for pattern in _PREFIXES:
-        stripped = pattern.sub("", line, count=1)
-        if stripped != line:
-            return stripped
+    """``line`` without the launcher prefixes of :data:`_PREFIXES` in front of it (several, nested)."""
+    for _ in range(_MAX_PREFIXES):
+        for pattern in _PREFIXES:
+            stripped = pattern.sub("", line, count=1)
+            if stripped != line:
+                line = stripped
+                break
+        else:
+            return line
     return line
 
 
@@ -444,6 +460,27 @@ def parse_nccl_tests(text: str, *, collective: str | None = None, num_ranks: int
     >>> r.size_bytes, r.busbw_gbps, log.metadata["num_ranks"], log.metadata["collective"]
     (1073741824, 224.84, 4, 'all_reduce')
     """
+    check_overrides(text, collective, num_ranks)
+    numbered = list(enumerate(text.splitlines(), start=1))
+    log = _parse_lines(numbered, collective, num_ranks)
+    spans = _run_spans(numbered)
+    if len(spans) < 2:
+        return log
+    where = ", ".join(f"{numbered[rows[0]][0]}-{numbered[rows[-1]][0]}" for _, rows in spans[:4])
+    several = LogWarning("several_runs", f"{len(spans)} runs one after another (result rows at lines {where}"
+                                         + (", ..." if len(spans) > 4 else "") + "), read here as one sweep: "
+                                         "parse_nccl_tests_runs (gpucomm parse) keeps each run its own sweep")
+    return ParsedLog(log.records, (*log.warnings, several), log.metadata)
+
+
+def check_overrides(text: object, collective: str | None, num_ranks: int | None) -> None:
+    """Refuse a log that is not text and overrides that are not a collective name or a positive rank count.
+
+    Raises
+    ------
+    GpucommError
+        One line naming the value and what is accepted.
+    """
     if not isinstance(text, str):
         raise GpucommError(f"nccl-tests log must be text (str), got {type(text).__name__}: read the file with .read_text()")
     if collective is not None and collective not in COLLECTIVES:
@@ -451,6 +488,129 @@ def parse_nccl_tests(text: str, *, collective: str | None = None, num_ranks: int
     if num_ranks is not None and (isinstance(num_ranks, bool) or not isinstance(num_ranks, int) or num_ranks < 1):
         raise GpucommError(f"number of ranks {num_ranks!r} is not valid: expected a positive integer")
 
+
+def parse_nccl_tests_runs(text: str, *, collective: str | None = None,
+                          num_ranks: int | None = None) -> tuple[ParsedLog, ...]:
+    """Parse nccl-tests output that may hold several runs: one :class:`ParsedLog` per run, in order.
+
+    A run starts where the text starts another invocation after result rows (an ``nccl-tests
+    version``, ``Collective test starting``, ``nThread`` header or command line), or where the sizes
+    start again from a smaller one (``-d all`` and ``-o all`` sweep each type or operation in turn;
+    those runs share the header and the summary). Runs printed at the same time by processes that
+    do not share a job (nccl-tests under ``mpirun`` without ``MPI=1``: several ``nThread`` headers
+    before the first row) stay one run, with its ``interleaved_runs`` warning.
+
+    Parameters
+    ----------
+    text : str
+        The output, as for :func:`parse_nccl_tests`.
+    collective, num_ranks : optional
+        As for :func:`parse_nccl_tests`, applied to every run.
+
+    Returns
+    -------
+    tuple of ParsedLog
+        One per run; each ``metadata`` has ``run`` (1-based), ``runs`` and ``lines`` (first and last
+        line of its result rows). A run that printed no result row (stopped before its first size)
+        is not returned: the run before it gets an ``empty_run`` warning.
+
+    Raises
+    ------
+    GpucommError
+        As :func:`parse_nccl_tests`: bad arguments, or no result row at all.
+
+    Examples
+    --------
+    >>> row = "  {0}  {1}  float  sum  -1  10.0  {2}  {2}  0  10.0  {2}  {2}  0"
+    >>> one = "\\n".join(["# nThread 1 nGpus 2 minBytes 4096 maxBytes 8192 step: 2(factor)",
+    ...                    row.format(4096, 1024, "0.41"), row.format(8192, 2048, "0.82"), "# Avg bus bandwidth : 0.6"])
+    >>> [len(run.records) for run in parse_nccl_tests_runs(one + "\\n" + one)]
+    [4, 4]
+    """
+    check_overrides(text, collective, num_ranks)
+    numbered = list(enumerate(text.splitlines(), start=1))
+    spans = _run_spans(numbered)
+    if not spans:
+        return (parse_nccl_tests(text, collective=collective, num_ranks=num_ranks),)  # raises: no rows
+    runs = []
+    for k, (indices, rows) in enumerate(spans, start=1):
+        log = _parse_lines([numbered[i] for i in indices], collective, num_ranks)
+        log.metadata.update(run=k, runs=len(spans), lines=(numbered[rows[0]][0], numbered[rows[-1]][0]))
+        runs.append(log)
+    source = next((r.metadata["source"] for r in runs if "source" in r.metadata), None)
+    for r in runs:
+        if source is not None:
+            r.metadata.setdefault("source", source)
+    last_row = spans[-1][1][-1]
+    tail = [(n, raw) for n, raw in numbered[last_row + 1:] if _is_run_start(_strip_prefix(raw).strip())]
+    if tail:
+        last = runs[-1]
+        runs[-1] = ParsedLog(last.records, (*last.warnings, LogWarning(
+            "empty_run", f"line {tail[0][0]} starts another run that printed no result row: it stopped before its "
+                         "first size (a crash, a hang or an error in its setup; the lines after it may say which)")),
+                             last.metadata)
+    return tuple(runs)
+
+
+def _is_run_start(stripped: str) -> bool:
+    """A line that begins an invocation of an nccl-tests binary: its version, test name, header or command."""
+    if stripped.startswith("#"):
+        body = stripped.lstrip("#").strip()
+        return bool(_HEADER_RE.search(body) or _VERSION_RE.search(body) or _COLLECTIVE_START_RE.search(body)
+                    or body.lower().startswith("command:"))
+    if _looks_like_row(stripped.split()):
+        return False
+    return bool(_COMMAND_START_RE.search(stripped) or ("_perf" in stripped and _PERF_RE.search(stripped)))
+
+
+def _run_spans(numbered: list[tuple[int, str]]) -> list[tuple[list[int], list[int]]]:
+    """Split numbered lines into runs: per run, (indices of its lines, indices of its result rows).
+
+    Invocations are cut at a :func:`_is_run_start` line that follows result rows; inside one, sweeps are
+    cut where the size falls (each sweep keeps the invocation's lines before its first row and after
+    its last one), unless the invocation is several interleaved single-process runs.
+    """
+    invocations: list[list[int]] = [[]]
+    has_rows = False
+    for i, (_, raw) in enumerate(numbered):
+        stripped = _strip_prefix(raw).strip()
+        if has_rows and _is_run_start(stripped):
+            invocations.append([])
+            has_rows = False
+        invocations[-1].append(i)
+        if stripped and not stripped.startswith("#") and _looks_like_row(stripped.split()):
+            has_rows = True
+    spans: list[tuple[list[int], list[int]]] = []
+    for lines in invocations:
+        rows = [i for i in lines if _row_size(numbered[i][1]) is not None]
+        if not rows:
+            continue
+        pre = [i for i in lines if i < rows[0]]
+        post = [i for i in lines if i > rows[-1]]
+        headers = sum(1 for i in pre if _HEADER_RE.search(_strip_prefix(numbered[i][1])))
+        ranks = [m.group(1) for i in pre for m in [_DEVICE_RE.match(_strip_prefix(numbered[i][1]).strip().lstrip("#").strip())]
+                 if m]
+        interleaved = headers > 1 or len(set(ranks)) != len(ranks)
+        starts = [0] + ([k for k in range(1, len(rows)) if _row_size(numbered[rows[k]][1]) < _row_size(numbered[rows[k - 1]][1])]
+                        if not interleaved else [])
+        for a, b in zip(starts, [*starts[1:], len(rows)]):
+            first, last = rows[a], rows[b - 1]
+            body = [i for i in lines if first <= i <= last]
+            spans.append((pre + body + post, rows[a:b]))
+    return spans
+
+
+def _row_size(raw: str) -> int | None:
+    """The size of a result row (its first column), None for any other line."""
+    stripped = _strip_prefix(raw).strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    tokens = stripped.split()
+    return int(tokens[0]) if _looks_like_row(tokens) else None
+
+
+def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ranks: int | None) -> ParsedLog:
+    """:func:`parse_nccl_tests` of some numbered lines of a log (all of it, or one run)."""
     meta: dict = {}
     warnings: list[LogWarning] = []
     records: list[Record] = []
@@ -464,8 +624,7 @@ def parse_nccl_tests(text: str, *, collective: str | None = None, num_ranks: int
     bad: list[int] = []
     commands: list[str] = []
 
-    raw_lines = text.splitlines()
-    for lineno, raw in enumerate(raw_lines, start=1):
+    for lineno, raw in numbered:
         line = _strip_prefix(raw)
         stripped = line.strip()
         if not stripped:
@@ -493,6 +652,17 @@ def parse_nccl_tests(text: str, *, collective: str | None = None, num_ranks: int
                     m = re.search(r"(?<![a-z])(?<!warmup )(?<!agg )" + label + r":\s*(-?\d{1,9})", body)
                     if m and key not in meta:
                         meta[key] = int(m.group(1))
+                continue
+            reduced = _REDUCED_RE.search(body)
+            if reduced:
+                # printed after the header line when the GPUs cannot hold 2 or 3 buffers of maxBytes (src/common.cu):
+                # the sweep ends at this size on purpose
+                meta.setdefault("requested_max_bytes", meta.get("maxBytes"))
+                meta["maxBytes"] = int(reduced.group(1))
+                warnings.append(LogWarning(
+                    "max_bytes_reduced", f"line {lineno}: nccl-tests reduced maxBytes to {int(reduced.group(1))} B "
+                    + (f"(from {meta['requested_max_bytes']} B) " if meta.get("requested_max_bytes") else "")
+                    + "because GPU memory cannot hold the buffers: the sweep ends there by design, not by a crash"))
                 continue
             device = _DEVICE_RE.match(body)
             if device:
@@ -624,19 +794,47 @@ def parse_nccl_tests(text: str, *, collective: str | None = None, num_ranks: int
 
     _fix_legacy_sizes(records, legacy_rows, warnings)
 
-    if collective is not None:
-        meta["collective"], meta["collective_source"] = collective, "argument"
-    if num_ranks is not None:
-        meta["num_ranks"], meta["num_ranks_source"] = num_ranks, "argument"
-    _infer_from_ratio(records, meta)
-
-    # --- checks
     if incomplete:
         warnings.append(LogWarning("incomplete_row", f"line(s) {_lines(incomplete)}: result row(s) with too few columns "
                                                      "(cut off?): skipped"))
     if bad:
         warnings.append(LogWarning("bad_row", f"line(s) {_lines(bad)}: result row(s) with values that are not numbers "
                                               "or an unknown number of columns: skipped"))
+    return finish_log(records, meta, warnings, collective=collective, num_ranks=num_ranks)
+
+
+def finish_log(records: list[Record], meta: dict, warnings: list[LogWarning], *, collective: str | None = None,
+               num_ranks: int | None = None) -> ParsedLog:
+    """Complete what a reader of nccl-tests output found: the overrides, what the numbers imply, the checks.
+
+    Shared by the text parser (:func:`parse_nccl_tests`) and the JSON reader
+    (:mod:`gpucomm.measure.nccl_tests_json`), so both infer and flag the same way.
+
+    Parameters
+    ----------
+    records : list of Record
+        Every measurement read, in order (at least one).
+    meta : dict
+        What the output says (keys of :attr:`ParsedLog.metadata`); completed in place.
+    warnings : list of LogWarning
+        Format warnings found so far; the checks' warnings are appended.
+    collective, num_ranks : optional
+        Given by the caller (``gpucomm parse --collective/--ranks``): they override what the output says,
+        with a ``contradiction`` warning naming both values where they differ from it or from busbw/algbw.
+
+    Returns
+    -------
+    ParsedLog
+        The records, the warnings and the metadata, with ``collective`` and ``num_ranks`` inferred from the
+        numbers where nothing says them (``*_source`` names how).
+    """
+    stated = {key: (meta[key], meta.get(f"{key}_source")) for key in ("collective", "num_ranks") if key in meta}
+    if collective is not None:
+        meta["collective"], meta["collective_source"] = collective, "argument"
+    if num_ranks is not None:
+        meta["num_ranks"], meta["num_ranks_source"] = num_ranks, "argument"
+    _infer_shape(records, meta)
+    _check_given_shape(records, meta, stated, warnings)
     _check_records(records, meta, warnings)
     return ParsedLog(tuple(records), tuple(warnings), meta)
 
@@ -677,27 +875,154 @@ def _fix_legacy_sizes(records: list[Record], legacy_rows: list[int], warnings: l
             "(nccl-tests issue #44)"))
 
 
-def _infer_from_ratio(records: list[Record], meta: dict) -> None:
-    """Collective (all_reduce if busbw > algbw) and rank count from busbw / algbw when the log does not say."""
-    usable = [r for r in records if r.algbw_gbps >= 1.0]
-    if not usable:
-        usable = [r for r in records if r.algbw_gbps > 0]
-    if not usable:
-        return
-    best = max(usable, key=lambda r: r.algbw_gbps)
-    ratio = best.busbw_gbps / best.algbw_gbps
-    if "collective" not in meta and ratio > 1.01:
-        meta["collective"], meta["collective_source"] = "all_reduce", "busbw/algbw"
+SOURCE_WORDS = {"devices": "from the device list", "command": "from the command line", "log": "from the log's test name",
+                "argument": "given", "busbw/algbw": "inferred from busbw/algbw",
+                "size/count": "inferred from size / (count x type size)",
+                "columns": "inferred from busbw/algbw and the redop and root columns",
+                "json": "from the JSON output's device list and thread and GPU counts"}
+"""How each ``*_source`` of :attr:`ParsedLog.metadata` reads in a sentence."""
+
+_MAX_INFERRED_RANKS = 1 << 20  # more ranks than any machine: the ratio is then too close to its limit to tell
+
+
+def _printed_half_unit(value: float) -> float:
+    """Half a unit of the last digit nccl-tests prints for a bandwidth.
+
+    ``getFloatStr`` in ``src/util.cu`` (v2.19.6) prints ``%.2f`` in 6 columns, then ``%.1f``, then ``%.0f``
+    as the value grows; older versions ``%6.2f``.
+    """
+    return 0.005 if value < 999.995 else 0.05 if value < 9999.95 else 0.5
+
+
+def _factor_fits(rows: list[Record], factor: float) -> bool:
+    """busbw = factor x algbw in every row, within what printing to 2 decimals can change."""
+    return all(abs(r.busbw_gbps - factor * r.algbw_gbps)
+               <= _printed_half_unit(r.busbw_gbps) + factor * _printed_half_unit(r.algbw_gbps) + 1e-9 for r in rows)
+
+
+def _ratio_rows(records: list[Record]) -> list[Record]:
+    return [r for r in records if r.algbw_gbps > 0 and r.time_us]
+
+
+def _ranks_fitting(rows: list[Record], collective: str) -> list[int]:
+    """Every rank count whose bus-bandwidth factor for ``collective`` fits all ``rows`` (busbw/algbw)."""
+    if not rows or collective not in COLLECTIVES or busbw_factor(collective, 2) == busbw_factor(collective, 3):
+        return []  # broadcast, reduce, send_recv: factor 1 for any rank count
+    best = max(rows, key=lambda r: r.algbw_gbps)
+    lo = (best.busbw_gbps - _printed_half_unit(best.busbw_gbps)) / (best.algbw_gbps + _printed_half_unit(best.algbw_gbps))
+    hi = (best.busbw_gbps + _printed_half_unit(best.busbw_gbps)) / max(best.algbw_gbps - _printed_half_unit(best.algbw_gbps),
+                                                                        1e-12)
+    # f(n) = top (1 - 1/n) with top = 2 (all_reduce) or 1, so n = 1 / (1 - f / top): the counts the ratio allows
+    top = 2.0 if collective == "all_reduce" else 1.0
+    if hi >= top:
+        return []
+    n_lo = max(1, math.floor(1 / (1 - max(lo, 0.0) / top)) - 1)
+    n_hi = math.ceil(1 / (1 - hi / top)) + 1
+    return [n for n in range(n_lo, min(n_hi, _MAX_INFERRED_RANKS) + 1) if _factor_fits(rows, busbw_factor(collective, n))]
+
+
+def _size_count_ranks(records: list[Record]) -> int | None:
+    """all_gather, reduce_scatter, all_to_all print the per-rank count and the total size: size / (count x type size)."""
+    ratios = set()
+    for r in records:
+        type_bytes = TYPE_BYTES.get(r.type.lower())
+        if not type_bytes or not r.count:
+            return None
+        if r.printed_size_bytes % (r.count * type_bytes):
+            return None
+        ratios.add(r.printed_size_bytes // (r.count * type_bytes))
+    return ratios.pop() if len(ratios) == 1 else None
+
+
+def _collective_from_columns(records: list[Record], meta: dict) -> tuple[str | None, list[str]]:
+    """The collective the numbers and the redop/root columns allow: (the one, or None; the candidates)."""
+    rows = _ratio_rows(records)
+    if not rows:
+        return None, []
+    if any(r.busbw_gbps > r.algbw_gbps + _printed_half_unit(r.busbw_gbps) + _printed_half_unit(r.algbw_gbps)
+           for r in rows):
+        return "all_reduce", ["all_reduce"]  # busbw > algbw: only all_reduce's factor exceeds 1
+    equal = _factor_fits(rows, 1.0)
+    redops = {(r.redop or "").lower() for r in records}
+    roots = {r.root for r in records}
+    reducing = None if meta.get("layout") == "legacy_no_redop" or len(redops) != 1 else redops != {"none"}
+    rooted = None if None in roots or len(roots) != 1 else roots != {-1}
+    if equal:  # factor 1: broadcast, reduce, send_recv on any count, or all_reduce on 2 ranks
+        if rooted is None or reducing is None:
+            return None, ["all_reduce", "broadcast", "reduce", "send_recv"]
+        if rooted:
+            return ("reduce" if reducing else "broadcast"), []
+        return ("all_reduce" if reducing else "send_recv"), []
+    if all(r.busbw_gbps == 0 for r in rows):
+        return None, []  # one rank: every factor is 0
+    if reducing is None:
+        return None, ["all_gather", "reduce_scatter", "all_to_all"]
+    return ("reduce_scatter", []) if reducing else (None, ["all_gather", "all_to_all"])
+
+
+def _infer_shape(records: list[Record], meta: dict) -> None:
+    """Collective and rank count from the numbers when the log does not say them.
+
+    The collective: busbw > algbw is all_reduce (factor ``2(n-1)/n``); busbw = algbw with the root and
+    redop columns tells broadcast, reduce, send_recv and 2-rank all_reduce apart; busbw < algbw is
+    reduce_scatter when it reduces, all_gather or all_to_all otherwise (``collective_candidates``). The
+    rank count: size / (count x type size) for the collectives that print a per-rank count, else the
+    one rank count whose factor fits busbw/algbw of every row to the printed precision.
+    """
+    rows = _ratio_rows(records)
+    if "collective" not in meta:
+        found, candidates = _collective_from_columns(records, meta)
+        if found is not None:
+            meta["collective"] = found
+            meta["collective_source"] = "busbw/algbw" if candidates == ["all_reduce"] else "columns"
+        elif candidates:
+            meta["collective_candidates"] = candidates
     if "num_ranks" in meta:
         return
     collective = meta.get("collective")
-    n = None
-    if collective == "all_reduce" and ratio < 1.999:
-        n = 2 / (2 - ratio)
-    elif collective in ("all_gather", "reduce_scatter", "all_to_all") and ratio < 0.999:
-        n = 1 / (1 - ratio)
-    if n is not None and n < 1e6 and abs(n - round(n)) < 0.1 and round(n) >= 1:
-        meta["num_ranks"], meta["num_ranks_source"] = int(round(n)), "busbw/algbw"
+    same_factor = {"all_gather", "reduce_scatter", "all_to_all"}  # candidates whose factor is the same (n-1)/n
+    candidates = meta.get("collective_candidates", [])
+    family = [collective] if collective in COLLECTIVES else (candidates if set(candidates) <= same_factor else [])
+    if family and set(family) <= same_factor:
+        if meta.get("layout") == "current":
+            n = _size_count_ranks(records)
+            if n is not None and n >= 2 and _factor_fits(rows, busbw_factor(family[0], n)):
+                meta["num_ranks"], meta["num_ranks_source"] = n, "size/count"
+                return
+        family = family[:1]  # the three share one factor
+    fitting = sorted({n for c in family for n in _ranks_fitting(rows, c)})
+    if len(fitting) == 1:
+        meta["num_ranks"], meta["num_ranks_source"] = fitting[0], "busbw/algbw"
+
+
+def _check_given_shape(records: list[Record], meta: dict, stated: dict, warnings: list[LogWarning]) -> None:
+    """A ``contradiction`` warning where a given collective or rank count differs from the log or its numbers."""
+    for key, what in (("collective", "collective"), ("num_ranks", "number of ranks")):
+        if meta.get(f"{key}_source") != "argument" or key not in stated:
+            continue
+        value, source = stated[key]
+        if value != meta[key]:
+            warnings.append(LogWarning(
+                "contradiction", f"the {what} given ({meta[key]}) contradicts the log: {value} "
+                                 f"({SOURCE_WORDS.get(source, source)}); the given value is recorded"))
+    collective, n = meta.get("collective"), meta.get("num_ranks")
+    given = [k for k in ("collective", "num_ranks") if meta.get(f"{k}_source") == "argument"]
+    rows = [r for r in _ratio_rows(records) if r.algbw_gbps >= 0.05]
+    if not given or collective not in COLLECTIVES or not n or not rows:
+        return
+    factor = busbw_factor(collective, n)
+    if _factor_fits(rows, factor):
+        return
+    best = max(rows, key=lambda r: r.algbw_gbps)
+    alternatives = [f"{c} on {k} ranks" for c in COLLECTIVES for k in _ranks_fitting(rows, c)[:1]
+                    if c in (collective, "all_reduce", "all_gather")][:2]
+    if not alternatives and _factor_fits(rows, 1.0):
+        alternatives = ["a factor of 1 (broadcast, reduce, send_recv, or all_reduce on 2 ranks)"]
+    warnings.append(LogWarning(
+        "contradiction", f"busbw/algbw of the rows is {best.busbw_gbps / best.algbw_gbps:.4g} (line {best.line}), not "
+                         f"{factor:g}, the factor of {collective} on {n} ranks as given"
+                         + (f"; the rows fit {' or '.join(alternatives)}" if alternatives else "")
+                         + ": busbw was computed by nccl-tests for the run's own shape, so check the values given"))
 
 
 def _check_records(records: list[Record], meta: dict, warnings: list[LogWarning]) -> None:
@@ -707,12 +1032,15 @@ def _check_records(records: list[Record], meta: dict, warnings: list[LogWarning]
         warnings.append(LogWarning(
             "wrong", f"{len(wrong)} measurement(s) with #wrong > 0 (first at {sizes[0]} B, {wrong[0].placement}, "
                      f"{wrong[0].wrong} wrong elements): the results were incorrect, do not trust these rows"))
-    errors = [r for r in records if r.max_error]
-    if errors:
+    n_for_bound = meta.get("num_ranks") or 2  # unknown: the strictest bound nccl-tests applies (2 ranks)
+    errors = [r for r in records if r.max_error and r.max_error > legacy_error_bound(r.type, n_for_bound)]
+    if errors and meta.get("out_of_bounds") != 0:  # a footer '0 OK' is nccl-tests' own verdict on these values
         worst = max(errors, key=lambda r: r.max_error or 0.0)
         warnings.append(LogWarning(
-            "error", f"{len(errors)} measurement(s) with a non-zero 'error' column (largest {worst.max_error:g} at "
-                     f"{worst.size_bytes} B): compare it with the precision of type {worst.type!r}"))
+            "error", f"{len(errors)} measurement(s) whose 'error' column (the largest deviation from the expected "
+                     f"result) exceeds nccl-tests' bound (largest {worst.max_error:g} at {worst.size_bytes} B, bound "
+                     f"{legacy_error_bound(worst.type, n_for_bound):g} for {worst.type} on {n_for_bound} ranks"
+                     + ("" if meta.get("num_ranks") else ", the rank count being unknown") + "): the results were wrong"))
 
     n = meta.get("num_ranks")
     collective = meta.get("collective")
@@ -758,18 +1086,91 @@ def _check_records(records: list[Record], meta: dict, warnings: list[LogWarning]
     for in_place in (False, True):
         rows = sorted((r for r in records if r.in_place == in_place and r.size_bytes >= DROP_MIN_BYTES),
                       key=lambda r: r.size_bytes)
-        if len(rows) < 2:
-            continue
-        peak = max(rows[:-1], key=lambda r: r.busbw_gbps)
-        last = rows[-1]
-        if peak.busbw_gbps > 0 and last.busbw_gbps < (1 - BUSBW_DROP_FRACTION) * peak.busbw_gbps:
-            warnings.append(LogWarning(
-                "busbw_drop", f"{last.placement}: busbw falls from {peak.busbw_gbps:g} GB/s at {peak.size_bytes} B to "
-                              f"{last.busbw_gbps:g} GB/s at {last.size_bytes} B "
-                              f"({last.busbw_gbps / peak.busbw_gbps - 1:+.0%}): large messages get slower, a cliff or "
-                              "drift (host staging, memory placement, throttling or contention), not a bandwidth limit"))
+        warnings.extend(_busbw_dips_and_cliff(rows))
 
     _check_stopped_early(records, meta, warnings)
+
+
+LEGACY_DELTA_MAX = {"float16": 1e-2, "bfloat16": 1e-2, "float32": 1e-5, "float64": 1e-12}
+"""Largest deviation per rank beyond the first that old nccl-tests accepted, by type (``DeltaMaxValue``); any other
+type (integers) must be exact. Source: nccl-tests ``src/common.cu`` before commit 51af557 (v2.13, 2022), e.g. tag
+v2.10.1: ``CheckData`` counts an error when ``maxDelta > DeltaMaxValue(type) * (nranks - 1)``."""
+
+
+def legacy_error_bound(type_name: str, num_ranks: int) -> float:
+    """The largest ``error`` value old nccl-tests (before v2.13) accepted for ``type_name`` on ``num_ranks`` ranks.
+
+    The old layout's ``error`` column is the largest absolute deviation from the expected result, not a
+    count of wrong elements: floating-point sums in another order differ in the last bits, so a small value
+    is expected. nccl-tests judged it against ``DeltaMaxValue(type) * (nranks - 1)`` (:data:`LEGACY_DELTA_MAX`).
+
+    Parameters
+    ----------
+    type_name : str
+        The type column as printed (``float``, ``half``...).
+    num_ranks : int
+        Ranks of the run (at least 2 is assumed: one rank reduces nothing).
+
+    Returns
+    -------
+    float
+        The bound; 0 for integer and unknown types (any deviation is an error).
+
+    Examples
+    --------
+    >>> [f"{legacy_error_bound(t, n):g}" for t, n in (("float", 8), ("half", 2), ("int", 8))]
+    ['7e-05', '0.01', '0']
+    """
+    known = BY_SPELLING.get(type_name.lower())
+    per_rank = LEGACY_DELTA_MAX.get(known.name, 0.0) if known is not None else 0.0
+    return per_rank * max(num_ranks - 1, 1)
+
+
+def _busbw_dips_and_cliff(rows: list[Record]) -> list[LogWarning]:
+    """Sizes where busbw falls more than :data:`BUSBW_DROP_FRACTION` below the best of the smaller sizes.
+
+    ``rows``: one placement, sizes >= :data:`DROP_MIN_BYTES`, by increasing size. A stretch of such sizes
+    that recovers before the last size is a dip (``busbw_dip``: one slow size or a band of them); one that
+    lasts to the largest size is a cliff (``busbw_drop``: large messages get slower). Each names the size
+    where it happens.
+    """
+    out: list[LogWarning] = []
+    dips: list[tuple[Record, Record, float]] = []  # (worst row of the stretch, peak before it, fraction)
+    cliff: tuple[Record, Record] | None = None
+    peak: Record | None = None
+    stretch: list[Record] = []
+    for r in rows:
+        if peak is not None and peak.busbw_gbps > 0 and r.busbw_gbps < (1 - BUSBW_DROP_FRACTION) * peak.busbw_gbps:
+            stretch.append(r)
+            continue
+        if stretch:
+            worst = min(stretch, key=lambda x: x.busbw_gbps)
+            dips.append((worst, peak, worst.busbw_gbps / peak.busbw_gbps - 1))
+            stretch = []
+        if peak is None or r.busbw_gbps > peak.busbw_gbps:
+            peak = r
+    if stretch:
+        cliff = (stretch[0], peak)
+    if dips:
+        placement = dips[0][0].placement
+        where = "; ".join(f"{w.size_bytes} B: {w.busbw_gbps:g} GB/s ({frac:+.0%} from {p.busbw_gbps:g} GB/s at "
+                          f"{p.size_bytes} B)" for w, p, frac in dips[:3]) + (f"; and {len(dips) - 3} more"
+                                                                                 if len(dips) > 3 else "")
+        out.append(LogWarning(
+            "busbw_dip", f"{placement}: busbw dips at {len(dips)} size(s) and recovers at larger ones ({where}): a slow "
+                         "measurement or a band of sizes with a worse algorithm or protocol; rerun those sizes with "
+                         "more iterations (-n) before drawing conclusions"))
+    if cliff is not None:
+        first, p = cliff
+        last = rows[-1]
+        where = (f"at the largest size, {last.size_bytes} B ({last.busbw_gbps / p.busbw_gbps - 1:+.0%})" if first is last
+                 else f"at {first.size_bytes} B and stays down to the largest size ({last.busbw_gbps:g} GB/s at "
+                      f"{last.size_bytes} B, {last.busbw_gbps / p.busbw_gbps - 1:+.0%})")
+        out.append(LogWarning(
+            "busbw_drop", f"{first.placement}: busbw falls from {p.busbw_gbps:g} GB/s at {p.size_bytes} B to "
+                          f"{first.busbw_gbps:g} GB/s {where}: large messages get slower, a cliff or drift (host "
+                          "staging, memory placement, throttling or contention), not a bandwidth limit"))
+    return out
 
 
 def _check_stopped_early(records: list[Record], meta: dict, warnings: list[LogWarning]) -> None:
@@ -781,7 +1182,15 @@ def _check_stopped_early(records: list[Record], meta: dict, warnings: list[LogWa
         nxt = last * meta["step_factor"]
     elif meta.get("step_bytes", 0) > 0:
         nxt = last + meta["step_bytes"]
-    if max_bytes is not None and last < max_bytes and (nxt is None or nxt <= max_bytes):
+    short = max_bytes is not None and last < max_bytes and (nxt is None or nxt <= max_bytes)
+    if short and "avg_busbw_gbps" in meta:
+        # the summary follows the last size only when the sweep finished: nccl-tests itself ended it early
+        if not any(w.code == "max_bytes_reduced" for w in warnings):
+            warnings.append(LogWarning(
+                "max_bytes_reduced", f"the sweep ends at {last} B below maxBytes {max_bytes} B, but the run finished "
+                                     "(its summary is there): nccl-tests lowers maxBytes when GPU memory cannot hold "
+                                     "the buffers ('Reducing maxBytes', printed before the table)"))
+    elif short:
         warnings.append(LogWarning(
             "stopped_early", f"the sweep ends at {last} B but maxBytes is {max_bytes} B"
                              + (f" and the next size ({nxt} B) would fit" if nxt is not None else "")
@@ -820,7 +1229,7 @@ def read_bundled_log(name: str, **overrides) -> ParsedLog:
     --------
     >>> log = read_bundled_log("C04")
     >>> log.metadata["num_ranks"], log.warning_codes()
-    (4, ['in_place_outlier'])
+    (4, ['in_place_outlier', 'busbw_dip'])
     """
     return parse_nccl_tests(bundled_log_text(name), **overrides)
 

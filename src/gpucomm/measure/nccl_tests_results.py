@@ -4,12 +4,14 @@
 record and one result record per message size, in the schema of :mod:`gpucomm.measure.results`, so
 :func:`gpucomm.measure.results.read_results`, :func:`gpucomm.model.fit.fit_sweep` and
 :func:`gpucomm.viz.figures.measured.measured_vs_model_figure` take a published log exactly as they
-take a sweep of one's own. :func:`format_log_table` is the text ``gpucomm parse`` prints.
+take a sweep of one's own. :func:`format_log_table` is the text ``gpucomm parse`` prints;
+:func:`read_nccl_tests_output` reads every run of a text or JSON output.
 
-nccl-tests prints an out-of-place and an in-place measurement for every size. ``gpucomm bench``
-measures torch's in-place ``all_reduce``, so the in-place column is used by default. Values are
-taken as printed: nccl-tests averages the time over ranks by default (``-a 1``) where ``gpucomm
-bench`` reports the slowest rank.
+nccl-tests prints an out-of-place and an in-place measurement for every size; both are kept (the
+``in_place`` field of each record) and shown. ``gpucomm bench`` measures torch's in-place
+``all_reduce``, so a fit uses the in-place records by default (``meta["placement"]``,
+:func:`primary_records`). Values are taken as printed: nccl-tests averages the time over ranks by
+default (``-a 1``) where ``gpucomm bench`` reports the slowest rank.
 
 Standard library and :mod:`gpucomm.model` only (no torch).
 """
@@ -19,12 +21,14 @@ from __future__ import annotations
 import datetime as _dt
 
 import gpucomm
-from gpucomm.measure.nccl_tests_log import ParsedLog
-from gpucomm.measure.results import SCHEMA_VERSION, format_footer, format_header, format_row
+from gpucomm.measure.nccl_tests_json import looks_like_json, parse_nccl_tests_json_runs
+from gpucomm.measure.nccl_tests_log import SOURCE_WORDS, ParsedLog, parse_nccl_tests_runs
+from gpucomm.measure.results import SCHEMA_VERSION
 from gpucomm.model.collectives import COLLECTIVES, busbw_factor
 from gpucomm.model.dtypes import ELEMENT_TYPES
 
-__all__ = ["DTYPE_NAMES", "KEPT_AS_PRINTED", "record_dtype", "log_to_results", "format_log_table"]
+__all__ = ["DTYPE_NAMES", "KEPT_AS_PRINTED", "record_dtype", "read_nccl_tests_output", "primary_records",
+           "log_to_results", "format_log_table"]
 
 KEPT_AS_PRINTED = frozenset({"float8_e4m3fn", "float8_e5m2"})
 """Element types whose nccl-tests name is recorded as printed (``f8e4m3``), not as the torch name.
@@ -50,44 +54,92 @@ def record_dtype(type_name: str) -> str:
     return DTYPE_NAMES.get(type_name.lower(), type_name.lower())
 
 
+def read_nccl_tests_output(text: str, *, collective: str | None = None,
+                           num_ranks: int | None = None) -> tuple[ParsedLog, ...]:
+    """Every run in nccl-tests output, text (the table on standard output) or JSON (``-J FILE.json``).
+
+    Parameters
+    ----------
+    text : str
+        The output. JSON is recognised by its first character (``{``).
+    collective, num_ranks : optional
+        Override what the output says (see :func:`gpucomm.measure.nccl_tests_log.parse_nccl_tests`).
+
+    Returns
+    -------
+    tuple of ParsedLog
+        One per run (:func:`gpucomm.measure.nccl_tests_log.parse_nccl_tests_runs`,
+        :func:`gpucomm.measure.nccl_tests_json.parse_nccl_tests_json_runs`), in order.
+
+    Raises
+    ------
+    GpucommError
+        No result in the text, JSON that is not nccl-tests', or bad overrides.
+    """
+    if looks_like_json(text):
+        return parse_nccl_tests_json_runs(text, collective=collective, num_ranks=num_ranks)
+    return parse_nccl_tests_runs(text, collective=collective, num_ranks=num_ranks)
+
+
+def primary_records(meta: dict, records: list[dict]) -> list[dict]:
+    """The result records of the placement a fit uses (``meta["placement"]``); records without ``in_place`` are kept.
+
+    ``gpucomm parse`` keeps both of nccl-tests' measurements of every size (``in_place`` False and True);
+    a sweep is one of them. Results of ``gpucomm bench`` have one per size and pass unchanged.
+
+    Examples
+    --------
+    >>> rows = [{"msg_bytes": 8, "in_place": False}, {"msg_bytes": 8, "in_place": True}, {"msg_bytes": 16}]
+    >>> primary_records({"placement": "in-place"}, rows)
+    [{'msg_bytes': 8, 'in_place': True}, {'msg_bytes': 16}]
+    """
+    in_place = meta.get("placement", "in-place") != "out-of-place"
+    return [r for r in records if r.get("in_place", in_place) == in_place]
+
+
 def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | None = None) -> tuple[dict, list[dict]]:
-    """The metadata record and result records (``gpucomm bench``'s schema) of a parsed log.
+    """The metadata record and result records (``gpucomm bench``'s schema) of a parsed log, both placements.
 
     Parameters
     ----------
     log : ParsedLog
-        From :func:`gpucomm.measure.nccl_tests_log.parse_nccl_tests`.
+        From :func:`gpucomm.measure.nccl_tests_log.parse_nccl_tests` (or one run of
+        :func:`read_nccl_tests_output`).
     in_place : bool
-        Use the in-place column (default, what ``gpucomm bench`` measures) or the out-of-place
-        one. When the chosen column has no time at any size, the other one is used (noted in
-        the metadata's ``placement_note``).
+        The placement a fit of these records uses (``meta["placement"]``): in-place (default, what
+        ``gpucomm bench`` measures) or out-of-place. When it has no time at any size, the other one
+        is (noted in the metadata's ``placement_note``).
     input_name : str or None
         Where the text came from, recorded in the metadata.
 
     Returns
     -------
     (dict, list of dict)
-        The ``"record": "meta"`` object and one ``"record": "result"`` per size, in size
-        order. ``collective`` and ``num_ranks`` are None when the log does not say (then
-        ``busbw_factor`` is None too).
+        The ``"record": "meta"`` object and one ``"record": "result"`` per size and placement
+        (``in_place`` False, then True, for each size in size order; a placement without a time
+        is left out); :func:`primary_records` selects the placement of ``meta["placement"]``.
+        ``collective`` and ``num_ranks`` are None when nothing says or implies them (then
+        ``busbw_factor`` is None too); ``run`` and ``runs`` number the run in its log.
 
     Examples
     --------
     >>> from gpucomm.measure.nccl_tests_log import read_bundled_log
     >>> meta, rows = log_to_results(read_bundled_log("C04"))
-    >>> meta["num_ranks"], meta["collective"], rows[-1]["msg_bytes"], rows[-1]["busbw_bytes_per_s"] / 1e9
-    (4, 'all_reduce', 8589934592, 234.74)
+    >>> meta["num_ranks"], meta["collective"], meta["placement"], len(rows)
+    (4, 'all_reduce', 'in-place', 8)
+    >>> last = primary_records(meta, rows)[-1]
+    >>> last["msg_bytes"], last["busbw_bytes_per_s"] / 1e9
+    (8589934592, 234.74)
     """
     m = log.metadata
     placement_note = None
-    chosen = log.in_place() if in_place else log.out_of_place()
-    if not any(r.time_us for r in chosen):
-        other = log.out_of_place() if in_place else log.in_place()
-        if any(r.time_us for r in other):
-            placement_note = (f"no {'in-place' if in_place else 'out-of-place'} times in the log: the "
-                              f"{'out-of-place' if in_place else 'in-place'} column is used")
-            chosen, in_place = other, not in_place
-    chosen = [r for r in chosen if r.time_us is not None and r.time_us > 0]
+    timed = {flag: [r for r in log.records if r.in_place == flag and r.time_us is not None and r.time_us > 0]
+             for flag in (False, True)}
+    if not timed[in_place] and timed[not in_place]:
+        placement_note = (f"no {'in-place' if in_place else 'out-of-place'} times in the log: the "
+                          f"{'out-of-place' if in_place else 'in-place'} column is used")
+        in_place = not in_place
+    chosen = sorted(timed[False] + timed[True], key=lambda r: (r.size_bytes, r.in_place))
     collective, n = m.get("collective"), m.get("num_ranks")
     factor = busbw_factor(collective, n) if collective in COLLECTIVES and n else None
     dtypes = sorted({record_dtype(r.type) for r in chosen})
@@ -107,7 +159,7 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
         "algbw_bytes_per_s": r.algbw_gbps * 1e9,
         "busbw_bytes_per_s": r.busbw_gbps * 1e9,
         "num_wrong": r.wrong,
-        "in_place": in_place,
+        "in_place": r.in_place,
         "line": r.line,
     } for r in chosen]
     devices = m.get("devices") or []
@@ -118,12 +170,15 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
         "tool": "gpucomm.parse",
         "source_tool": "nccl-tests",
         "gpucomm_version": gpucomm.__version__,
-        "date": None,  # nccl-tests prints no date
+        "date": m.get("date"),  # the JSON output's start time; the text output prints no date
         "parsed_at": _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
         "input": input_name,
+        "run": m.get("run", 1),
+        "runs": m.get("runs", 1),
+        "lines": list(m["lines"]) if m.get("lines") else None,
         "source": m.get("source"),
         "host": devices[0]["host"] if devices else None,
-        "hosts": sorted({d["host"] for d in devices}),
+        "hosts": sorted({str(d["host"]) for d in devices}),
         "rank_hosts": [d["host"] for d in devices],
         "devices": [f"{d.get('name') or 'GPU'} (device {d.get('device')}, bus {d.get('bus_id')})" for d in devices],
         "num_ranks": n,
@@ -133,6 +188,7 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
         "launcher": None,
         "collective": collective,
         "collective_source": m.get("collective_source"),
+        "collective_candidates": m.get("collective_candidates"),
         "dtype": dtypes[0] if len(dtypes) == 1 else ",".join(dtypes),
         "op": ops[0] if len(ops) == 1 else (",".join(ops) if ops else None),
         "min_bytes": m.get("minBytes", min(sizes) if sizes else None),
@@ -153,14 +209,23 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
         "layout": m.get("layout"),
         "avg_busbw_bytes_per_s": m["avg_busbw_gbps"] * 1e9 if m.get("avg_busbw_gbps") is not None else None,
         "warnings": [{"code": w.code, "message": w.message} for w in log.warnings],
-        "env": {},
+        "env": dict(m.get("env") or {}),
         "argv": [],
     }
     return meta, records
 
 
+def _source(meta: dict, key: str) -> str:
+    source = meta.get(f"{key}_source")
+    return f" ({SOURCE_WORDS.get(source, source)})" if source else ""
+
+
+def _cell(value: float | None, width: int, digits: int = 2) -> str:
+    return f"{'N/A':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+
 def format_log_table(meta: dict, records: list[dict], input_name: str) -> str:
-    """The text ``gpucomm parse`` prints: a header, ``gpucomm bench``'s columns, the footer, the warnings.
+    """The text ``gpucomm parse`` prints for one run: a header, both placements side by side, the summary, the warnings.
 
     Parameters
     ----------
@@ -168,14 +233,28 @@ def format_log_table(meta: dict, records: list[dict], input_name: str) -> str:
         From :func:`log_to_results`.
     input_name : str
         Named in the first line.
+
+    Returns
+    -------
+    str
+        Lines without a final newline: ``#`` comment lines, then one row per size with the
+        out-of-place and the in-place time (us), algbw, busbw (GB/s = 1e9 B/s) and wrong
+        elements, as nccl-tests prints them.
     """
     m = meta
-    n = m["num_ranks"] if m["num_ranks"] is not None else "?"
-    how = f" (from {m['num_ranks_source']})" if m.get("num_ranks_source") else ""
     version = f"nccl-tests {m['nccl_tests_version']}" if m.get("nccl_tests_version") else "nccl-tests"
     nccl = f", NCCL {m['nccl_version']}" if m.get("nccl_version") else ""
-    lines = [f"# parsed {input_name}: {version}{nccl}, {m['collective'] or 'collective ?'}, {n} ranks{how}, "
-             f"{m['dtype'] or '?'} {m['op'] or ''}, {m['placement']} column".rstrip()]
+    run = f" (run {m['run']} of {m['runs']}, result rows at lines {m['lines'][0]}-{m['lines'][1]})" \
+        if m.get("runs", 1) > 1 and m.get("lines") else ""
+    if m["collective"] is not None:
+        collective = f"{m['collective']}{_source(m, 'collective')}"
+    elif m.get("collective_candidates"):
+        collective = f"collective ? ({' or '.join(m['collective_candidates'])})"
+    else:
+        collective = "collective ?"
+    ranks = f"{m['num_ranks']} ranks{_source(m, 'num_ranks')}" if m["num_ranks"] is not None else "? ranks"
+    lines = [f"# parsed {input_name}{run}: {version}{nccl}, {collective}, {ranks}, {m['dtype'] or '?'} "
+             f"{m['op'] or ''}".rstrip()]
     if m.get("source"):
         lines.append(f"# source: {m['source']}")
     if m.get("command"):
@@ -185,16 +264,48 @@ def format_log_table(meta: dict, records: list[dict], input_name: str) -> str:
     factor = m["busbw_factor"]
     lines.append("# time: as printed (nccl-tests averages over ranks by default); GB/s = 1e9 B/s; busbw as printed"
                  + (f" (= algbw * {factor:g})" if factor is not None else ""))
-    # the column titles of gpucomm bench's table: the last two lines of its header
-    lines += format_header({}).splitlines()[-2:]
-    rows = [dict(r, dtype=r["dtype"] or "?", op=r["op"] or "-") for r in records]
-    lines += [format_row(r) for r in rows]
-    lines.append(format_footer(rows))
+    lines.append(f"# both placements are kept; gpucomm fit uses the {m['placement']} one (marked *)")
+    half = f"{'time':>10}{'algbw':>8}{'busbw':>8}{'#wrong':>7}"
+    units = f"{'(us)':>10}{'(GB/s)':>8}{'(GB/s)':>8}{'':>7}"
+    marks = {p: ("*" if m["placement"] == p else " ") for p in ("out-of-place", "in-place")}
+    lines.append(f"#{'':>11}{'':>13}{'':>10}{'':>7}{marks['out-of-place'] + 'out-of-place':>33}"
+                 f"{marks['in-place'] + 'in-place':>33}")
+    lines.append(f"#{'size':>11}{'count':>13}{'type':>10}{'redop':>7}{half}{half}")
+    lines.append(f"#{'(B)':>11}{'(elements)':>13}{'':>10}{'':>7}{units}{units}")
+    by_size: dict[int, dict[bool, dict]] = {}
+    for r in records:
+        by_size.setdefault(r["msg_bytes"], {})[bool(r.get("in_place"))] = r
+    for size in sorted(by_size):
+        pair = by_size[size]
+        first = pair.get(False) or pair.get(True)
+        row = f"{size:>12}{first['count']:>13}{first['dtype'] or '?':>10}{first['op'] or '-':>7}"
+        for flag in (False, True):
+            r = pair.get(flag)
+            if r is None:
+                row += f"{'':>33}"
+                continue
+            wrong = "N/A" if r["num_wrong"] is None else str(r["num_wrong"])
+            row += (_cell(r["time_s"] * 1e6, 10) + _cell(r["algbw_bytes_per_s"] / 1e9, 8)
+                    + _cell(r["busbw_bytes_per_s"] / 1e9, 8) + f"{wrong:>7}")
+        lines.append(row)
+    wrong = sum(r["num_wrong"] or 0 for r in records)
+    checked = any(r["num_wrong"] is not None for r in records)
+    lines.append(f"# Wrong elements     : {wrong if checked else 'not checked'}"
+                 + (" OK" if checked and not wrong else (" WRONG" if wrong else "")))
+    averages = []
+    for flag, name in ((False, "out-of-place"), (True, "in-place")):
+        busbw = [r["busbw_bytes_per_s"] for r in records if bool(r.get("in_place")) == flag]
+        if busbw:
+            averages.append(f"{name} {sum(busbw) / len(busbw) / 1e9:.4g} GB/s")
+    lines.append(f"# Avg bus bandwidth  : {', '.join(averages)} over {len(by_size)} sizes")
     if m.get("placement_note"):
         lines.append(f"# note: {m['placement_note']}")
     for w in m["warnings"]:
         lines.append(f"# warning [{w['code']}]: {w['message']}")
     if m["collective"] is None or m["num_ranks"] is None:
-        lines.append("# warning [unknown_shape]: the log does not say which collective or how many ranks (no command "
-                     "line, no device list); pass --collective and --ranks to record them")
+        missing = " and ".join(x for x, v in (("which collective", m["collective"]), ("how many ranks", m["num_ranks"]))
+                               if v is None)
+        lines.append(f"# warning [unknown_shape]: neither the log nor its numbers say {missing}; pass "
+                     + " and ".join(f for f, v in (("--collective", m["collective"]), ("--ranks", m["num_ranks"]))
+                                    if v is None) + " to record them")
     return "\n".join(lines)
