@@ -140,3 +140,18 @@ def test_figure_without_fit_and_bad_input():
     with pytest.raises(GpucommError, match="same length"):
         measured_vs_model_figure(_records(), {"bad": ([1, 2], [3])})
     assert math.isfinite(measured_vs_model_figure(_records(), fit=fit_sweep(_records())).data[1].y[0])
+
+
+def test_regions_moved_from_the_cli_and_one_placement_per_sweep():
+    """fit_regions and catalog_comparison live in the model; a sweep is one placement of nccl-tests' two."""
+    from gpucomm.model.fit import fit_regions, split_wrong, sweep_rows
+
+    rows = [{"record": "result", "collective": "all_reduce", "num_ranks": 2, "msg_bytes": s, "time_s": t}
+            for s, t in zip(SIZES, synthetic(20e-6, 10e9, 2))]
+    assert len(fit_regions(rows).regions) == 1
+    both = [dict(r, in_place=flag) for r in rows for flag in (False, True)]
+    with pytest.raises(GpucommError, match="both placements"):
+        sweep_rows(both)
+    assert len(sweep_rows([r for r in both if r["in_place"]])[0]) == len(SIZES)
+    good, wrong = split_wrong([dict(rows[0], num_wrong=4)] + rows[1:])
+    assert [r["msg_bytes"] for r in wrong] == [SIZES[0]] and len(good) == len(SIZES) - 1

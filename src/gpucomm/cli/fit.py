@@ -23,7 +23,8 @@ import math
 
 from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg
-from gpucomm.model.fit import DEFAULT_MAX_RMS, catalog_comparison, fit_regions
+from gpucomm.model.collectives import COLLECTIVES
+from gpucomm.model.fit import DEFAULT_MAX_RMS, catalog_comparison, fit_regions, split_wrong
 from gpucomm.model.units import format_size, format_time, to_gb_per_s
 
 __all__ = ["register", "run"]
@@ -62,12 +63,67 @@ def register(subparsers) -> None:
     parser.add_argument("--gpus", type=int_arg("--gpus", 1), default=None, metavar="N",
                         help="GPUs in the model (default: the sweep's rank count)")
     parser.add_argument("--no-p2p", action="store_true", help="model without P2P: staged through host memory (PCIe)")
+    parser.add_argument("--collective", default=None, choices=COLLECTIVES, metavar="NAME",
+                        help="the collective, for results that do not say it (a partial log parsed without it)")
+    parser.add_argument("--ranks", type=int_arg("--ranks", 2), default=None, metavar="N",
+                        help="the sweep's rank count, for results that do not say it (default there: --gpus)")
     parser.add_argument("--max-rms", type=_fraction, default=DEFAULT_MAX_RMS, metavar="FRACTION",
                         help=f"split into two size regions when one fit's rms relative error is above this "
                              f"(default {DEFAULT_MAX_RMS})")
     parser.add_argument("--plot", default=None, metavar="FILE.html",
                         help="write the measured-vs-model plot as a standalone HTML file (plotly.js included)")
     parser.set_defaults(func=run)
+
+
+def _shape(rows: list[dict], meta: dict, args: argparse.Namespace, where: str) -> tuple[list[dict], list[str]]:
+    """The rows with their collective and rank count, from the records or from --collective/--ranks/--gpus.
+
+    A partial log parsed without them leaves ``None`` in the records; the flags fill that, and a flag that
+    contradicts what the records say is refused. Returns the rows and the notes to print.
+    """
+    notes = []
+    filled = {}
+    for key, flag, value in (("collective", "--collective", args.collective), ("num_ranks", "--ranks", args.ranks)):
+        said = {r.get(key) for r in rows} - {None}
+        if value is not None and said and said != {value}:
+            raise GpucommError(f"{flag} {value} contradicts results file {where}: its records say "
+                               f"{', '.join(map(str, sorted(said, key=str)))}; expected {flag} only for results that "
+                               "do not say it")
+        if not said:
+            if value is None and key == "num_ranks" and args.gpus is not None:
+                value = args.gpus
+                notes.append(f"# the results do not say how many ranks: --gpus {value} is taken as the sweep's "
+                             "rank count too")
+            if value is None:
+                expected = (f"--collective NAME (one of {', '.join(meta.get('collective_candidates') or COLLECTIVES)})"
+                            if key == "collective" else "--ranks N")
+                raise GpucommError(f"results file {where} does not say "
+                                   + ("which collective" if key == "collective" else "how many ranks")
+                                   + " the sweep ran (a log without its command line or device list?): expected "
+                                   + f"{expected}, or gpucomm parse {flag} when parsing it")
+            filled[key] = value
+    if filled:
+        rows = [dict(r, **{k: v for k, v in filled.items() if r.get(k) is None}) for r in rows]
+    return rows, notes
+
+
+def _ratio(value: float) -> str:
+    """A busbw ratio with 3 significant digits, so a tiny one reads 0.00213, not 0.00."""
+    return f"{value:.3g}"
+
+
+def _caveats(meta: dict, num_ranks: int, model_gpus: int, link: str) -> list[str]:
+    """Lines saying when the measurement and the catalog model describe different systems."""
+    lines = []
+    backend = meta.get("backend")
+    if backend and backend != "nccl":
+        lines.append(f"# caveat: measured with backend {backend} (CPU processes exchanging data through host memory "
+                     f"and sockets), compared with NCCL over {link}: two different systems, so the ratio says how "
+                     "far this setup is from that GPU system, not how well the model predicts this one")
+    if num_ranks != model_gpus:
+        lines.append(f"# caveat: the sweep ran on {num_ranks} ranks, the model on {model_gpus} GPUs: busbw is meant "
+                     "to compare across rank counts, but the latency and NCCL's choice of algorithm change with them")
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,27 +135,49 @@ def run(args: argparse.Namespace) -> int:
         An unreadable results file, records that cannot be fitted, an unknown link, model flags
         without ``--link``, or a plot that cannot be written (printed by ``gpucomm``'s main, exit status 2).
     """
+    from gpucomm.measure.nccl_tests_results import primary_records
     from gpucomm.measure.results import read_results
 
     if args.plot is not None and not args.plot.lower().endswith((".html", ".htm")):
         # the plot is an interactive plotly page; a .png name would get HTML inside it
         raise GpucommError(f"--plot {args.plot!r} is written as a standalone HTML page: expected a file name ending in "
                            ".html (or .htm)")
+    if (args.gpus or args.no_p2p) and not args.link:
+        raise GpucommError("--gpus and --no-p2p describe the catalog model: expected --link too")
     results = read_results(args.results)
     for number, record in enumerate(results, start=1):
         missing = [key for key in ("msg_bytes", "time_s") if key not in record]
         if missing:
             raise GpucommError(f"results file {args.results!r} record {number} has no {', '.join(missing)}: "
                                "expected records written by gpucomm bench or gpucomm parse")
-    report = fit_regions(results, max_rms=args.max_rms)
+    meta = results.meta
+    rows = primary_records(meta, [r for r in results if r.get("record", "result") == "result"])
+    if not rows:
+        raise GpucommError(f"results file {args.results!r} holds no result records: expected a results file from "
+                           "gpucomm bench --out or gpucomm parse --out")
+    notes = []
+    if len(rows) < len(results):
+        notes.append(f"# {meta.get('placement', 'in-place')} records: {len(rows)} of {len(results)} (gpucomm parse keeps "
+                     "both of nccl-tests' placements; the other is not fitted)")
+    rows, shape_notes = _shape(rows, meta, args, repr(args.results))
+    notes += shape_notes
+    rows, wrong = split_wrong(rows)
+    if wrong:
+        sizes = ", ".join(format_size(r["msg_bytes"]) for r in wrong[:4]) + (", ..." if len(wrong) > 4 else "")
+        if not rows:
+            raise GpucommError(f"every record of results file {args.results!r} has wrong elements ({sizes}): a "
+                               "collective that returned wrong data has no time to fit; expected a sweep that passed "
+                               "its check")
+        notes.append(f"# warning [wrong]: {len(wrong)} size(s) with wrong elements left out of the fit ({sizes}: "
+                     f"{sum(r['num_wrong'] for r in wrong)} wrong in all): their times are not of a correct collective")
+    report = fit_regions(rows, max_rms=args.max_rms)
     comparison = None
     if args.link:
-        comparison = catalog_comparison(results, link=args.link, num_gpus=args.gpus, p2p=not args.no_p2p)
-    elif args.gpus or args.no_p2p:
-        raise GpucommError("--gpus and --no-p2p describe the catalog model: expected --link too")
-    meta = results.meta
+        comparison = catalog_comparison(rows, link=args.link, num_gpus=args.gpus, p2p=not args.no_p2p)
     where = f", backend {meta['backend']}" if meta.get("backend") else ""
-    print(f"# {report.collective} on {report.num_ranks} ranks{where}: {len(results)} sizes from {args.results}")
+    print(f"# {report.collective} on {report.num_ranks} ranks{where}: {len(rows)} sizes from {args.results}")
+    for note in notes:
+        print(note)
     print("# model: t = alpha + f S / B with f = busbw factor; GB/s = 1e9 B/s")
     print(f"# single fit: alpha = {format_time(report.single.alpha_s)}, "
           f"B = {to_gb_per_s(report.single.busbw_bytes_per_s):.3g} GB/s, rms relative error "
@@ -114,33 +192,34 @@ def run(args: argparse.Namespace) -> int:
         n = args.gpus or report.num_ranks
         print(f"# catalog model: {args.link}, {n} GPUs" + (", no P2P" if args.no_p2p else "")
               + " (gpucomm.model.cost.collective_cost, algorithm auto); ratio = measured busbw / model busbw")
-        header += f"{'model':>9}{'ratio':>7}  algo/proto"
-        units += f"{'(GB/s)':>9}{'':>7}"
+        for line in _caveats(meta, report.num_ranks, n, args.link):
+            print(line)
+        header += f"{'model':>9}{'ratio':>8}  algo/proto"
+        units += f"{'(GB/s)':>9}{'':>8}"
     print(header)
     print(units)
     by_size = {c["msg_bytes"]: c for c in comparison or []}
-    for r in sorted(results, key=lambda r: r["msg_bytes"]):
+    for r in rows:
         s = r["msg_bytes"]
         line = (f"{s:>12}{r['time_s'] * 1e6:>11.2f}{to_gb_per_s(r['busbw_bytes_per_s']):>9.3f}"
                 f"{to_gb_per_s(report.busbw_at(s)):>9.3f}")
         if comparison:
             c = by_size[s]
-            line += (f"{to_gb_per_s(c['model_busbw_bytes_per_s']):>9.3f}{c['ratio']:>7.2f}  "
+            line += (f"{to_gb_per_s(c['model_busbw_bytes_per_s']):>9.3f}{_ratio(c['ratio']):>8}  "
                      f"{c['model_algorithm']}/{c['model_protocol']}")
         print(line)
     if comparison:
         big = comparison[-1]
         print(f"# at the largest size ({format_size(big['msg_bytes'])}): measured {to_gb_per_s(big['busbw_bytes_per_s']):.3g} "
-              f"GB/s, model {to_gb_per_s(big['model_busbw_bytes_per_s']):.3g} GB/s, ratio {big['ratio']:.2f}")
+              f"GB/s, model {to_gb_per_s(big['model_busbw_bytes_per_s']):.3g} GB/s, ratio {_ratio(big['ratio'])}")
     if args.plot is not None:
         try:
             label = f"catalog: {args.link}, {args.gpus or report.num_ranks} GPUs" if comparison else None
             from gpucomm.viz.figures.measured import fit_report_figure
 
-            fig = fit_report_figure(results, report, comparison=comparison, label=label)
+            fig = fit_report_figure(rows, report, comparison=comparison, label=label)
             fig.write_html(args.plot, include_plotlyjs=True, full_html=True, auto_play=False)
         except (OSError, GpucommError) as exc:
             raise GpucommError(f"plot {args.plot!r} cannot be written: {exc}") from exc
         print(f"# plot: {args.plot}")
     return 0
-

@@ -22,8 +22,8 @@ catalog model of :func:`gpucomm.model.cost.collective_cost`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from gpucomm import GpucommError
 from gpucomm.model.collectives import busbw_factor, check_collective
@@ -317,8 +317,33 @@ def sweep_rows(records: Iterable[dict]) -> tuple[list[dict], str, int]:
     kinds = {(r.get("collective"), r.get("num_ranks")) for r in rows}
     if len(kinds) != 1:
         raise GpucommError(f"records mix collectives or rank counts {sorted(kinds, key=str)}: expected one sweep")
+    if len({r.get("in_place") for r in rows} - {None}) > 1:
+        raise GpucommError("records hold both placements of nccl-tests (in-place and out-of-place) for one size: "
+                           "expected the records of one placement (their 'in_place' field)")
     (collective, num_ranks), = kinds
     return rows, collective, num_ranks
+
+
+def split_wrong(records: Iterable[dict]) -> tuple[list[dict], list[dict]]:
+    """Result records whose check passed or was not run, and those with wrong elements (``num_wrong`` > 0).
+
+    A collective that returned wrong data measured something else than the collective: its time does
+    not belong in a fit of the collective's cost.
+
+    Returns
+    -------
+    (list of dict, list of dict)
+        The records to fit, and the records with wrong elements, each by increasing ``msg_bytes``.
+
+    Examples
+    --------
+    >>> good, wrong = split_wrong([{"msg_bytes": 16, "num_wrong": 3}, {"msg_bytes": 8, "num_wrong": 0},
+    ...                            {"msg_bytes": 32, "num_wrong": None}])
+    >>> [r["msg_bytes"] for r in good], [r["msg_bytes"] for r in wrong]
+    ([8, 32], [16])
+    """
+    rows = sorted((r for r in records if r.get("record", "result") == "result"), key=lambda r: r["msg_bytes"])
+    return [r for r in rows if not r.get("num_wrong")], [r for r in rows if r.get("num_wrong")]
 
 
 def _fit_rows(rows: list[dict], collective: str, num_ranks: int) -> AlphaBetaFit:
