@@ -24,12 +24,22 @@ It also reads the header (``# nThread 1 nGpus 8 minBytes ... maxBytes ...``), th
 devices`` list, the nccl-tests version line, the command line if the log contains one, and the
 summary (``# Avg bus bandwidth``). The number of ranks comes from the device list, else from the
 command (``mpirun -np P ... -t T -g G``: P x T x G, the rule in nccl-tests' README), else from the
-ratio busbw / algbw, which is the collective's bus-bandwidth factor (``doc/PERFORMANCE.md``).
+numbers: size / (count x type size) for the collectives that print a per-rank count, or the one rank
+count whose bus-bandwidth factor (``doc/PERFORMANCE.md``) matches busbw / algbw of every row to the
+printed precision. The collective comes from the binary's name, else from busbw / algbw with the
+``redop`` and ``root`` columns (:func:`finish_log`); ``*_source`` in the metadata says which.
+
+:func:`parse_nccl_tests_runs` splits a text holding several runs (one after another, or ``-d all``
+sweeping each type in turn) into one :class:`ParsedLog` per run; :func:`parse_nccl_tests` reads the
+text as one, with a ``several_runs`` warning. ``gpucomm.measure.nccl_tests_json`` reads the ``-J``
+JSON output into the same records.
 
 Warnings (:class:`LogWarning`, ``code`` in brackets) flag:
 
 * ``wrong``: a non-zero ``#wrong`` count (the data check failed; the bandwidth means nothing);
-  ``error``: a non-zero ``error`` value in the old layout; ``out_of_bounds``: a FAILED summary;
+  ``error``: an old-layout ``error`` value (the largest deviation, not a count) above nccl-tests' own
+  bound for the type and rank count (:func:`legacy_error_bound`), unless the footer says ``0 OK``;
+  ``out_of_bounds``: a FAILED summary;
 * ``one_rank``: a single rank. busbw is then 0 for all_reduce (factor ``2(n-1)/n``), and nothing
   crossed a link. Several single-rank runs printed together mean nccl-tests was launched by
   ``mpirun`` without being built with ``MPI=1`` (nccl-tests issues #27, #213, #249);
@@ -44,6 +54,9 @@ Warnings (:class:`LogWarning`, ``code`` in brackets) flag:
   or a band of sizes with a worse algorithm), each named;
 * ``max_bytes_reduced``: nccl-tests lowered maxBytes to fit GPU memory (``Reducing maxBytes``): the
   sweep ends early by design, so it is not ``stopped_early``;
+* ``contradiction``: a collective or rank count given by the caller that differs from what the log
+  says, or whose bus-bandwidth factor does not match busbw / algbw (both values named);
+* ``several_runs`` (the text read as one sweep), ``empty_run`` (a run that printed no row);
 * ``legacy_size``, ``algbw_mismatch``, ``duplicate_size``, ``incomplete_row``, ``bad_row``,
   ``interleaved_runs``: format problems.
 
