@@ -101,6 +101,8 @@ def test_unchecked_and_wrong_results():
     ('[1, 2]', "without a 'results' list"),
     ('{"results": [{"size": "big"}]}', "no nccl-tests results in the JSON \\(1 unreadable\\)"),
     ('{"results": []}', "no nccl-tests results"),
+    ('{"results": [{"size": 8, "count": 2, "type": 5, "redop": true, '
+     '"in_place": {"time": 1.0, "alg_bw": 0.0, "bus_bw": 0.0, "nwrong": 0.0}}]}', "1 unreadable"),
 ])
 def test_json_that_is_not_nccl_tests_output_is_one_clear_error(text, match):
     with pytest.raises(GpucommError, match=match) as info:

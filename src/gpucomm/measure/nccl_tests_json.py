@@ -106,6 +106,9 @@ def _record(item: object, position: int, in_place: bool) -> Record | None:
     if isinstance(size, bool) or not isinstance(size, int) or size < 0 or isinstance(count, bool) \
             or not isinstance(count, int) or count < 0:
         raise ValueError(size)
+    type_name, redop = item.get("type", "?"), item.get("redop")
+    if not isinstance(type_name, str) or not (redop is None or isinstance(redop, str)):
+        raise ValueError(type_name)
     half = item.get("in_place" if in_place else "out_of_place")
     if half is None:
         return None
@@ -117,7 +120,7 @@ def _record(item: object, position: int, in_place: bool) -> Record | None:
         raise ValueError(half)
     wrong = _number(half.get("nwrong"))
     root = str(item.get("root", "")).strip()
-    return Record(size, count, str(item.get("type", "?")), item.get("redop"),
+    return Record(size, count, type_name, redop,
                   int(root) if re.fullmatch(r"-?\d{1,9}", root) else None, in_place, time_us, algbw, busbw,
                   None if wrong is None else int(wrong), None, size, position)
 
