@@ -188,6 +188,9 @@ def test_out_in_a_missing_folder_is_refused_before_any_work(tmp_path, capsys):
     assert not (tmp_path / "nonexistent").exists()
     code, _, err = run(capsys, write_log(tmp_path, "c04.txt", bundled_log_text("C04")), "--out", str(tmp_path))
     assert code == 2 and "is not a file name" in err
+    code, _, err = run(capsys, write_log(tmp_path, "c04.txt", bundled_log_text("C04")), "--out",
+                       str(tmp_path / "c04.txt" / "x.jsonl"))
+    assert code == 2 and "c04.txt' is a file, not a folder" in err
 
 
 def two_runs(tmp_path) -> str:

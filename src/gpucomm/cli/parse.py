@@ -73,7 +73,8 @@ def _check_out(out: str | None) -> None:
         raise GpucommError(f"--out {out!r} is not a file name: expected a results file such as results/published.jsonl")
     folder = path.parent
     if not folder.is_dir():
-        raise GpucommError(f"--out {out!r}: folder {str(folder)!r} does not exist: expected a file in an existing folder "
+        what = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise GpucommError(f"--out {out!r}: folder {str(folder)!r} {what}: expected a file in an existing folder "
                            "(create it first)")
 
 
