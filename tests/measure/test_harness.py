@@ -57,6 +57,17 @@ def test_time_block_is_block_time_over_iters():
         time_block_s(lambda: None, 1, device=CPU, clock="wall")
 
 
+def test_time_block_also_times_each_call_without_changing_the_block():
+    import time
+
+    sleeps_s = [0.001, 0.02, 0.002]
+    calls = iter(sleeps_s)
+    per_call: list[float] = []
+    per_call_s = time_block_s(lambda: time.sleep(next(calls)), 3, device=CPU, iteration_s=per_call)
+    assert len(per_call) == 3 and all(t >= s for t, s in zip(per_call, sleeps_s))  # each call in its own sample
+    assert sum(per_call) == pytest.approx(3 * per_call_s, abs=1e-3)  # together they fill the block
+
+
 @pytest.mark.parametrize("value", [0, -1, 1.5, True, "3"])
 def test_check_count_refuses_what_is_not_a_count(value):
     with pytest.raises(GpucommError, match=r"^iterations -n .* is not valid: expected an integer >= 1$"):
@@ -87,12 +98,13 @@ def test_cpu_device_name_counts_threads():
     assert name.startswith("cpu ") and name.endswith(f"({threads} torch thread{'s' if threads != 1 else ''})")
 
 
-# --- one table printer: each tool's table exactly as it printed before the printer was shared ---------
+# --- one table printer: each tool's table exactly as it prints (the sweep's in nccl-tests' layout) ----------
 
 SWEEP_META = {"collective": "all_reduce", "num_ranks": 2, "backend": "gloo", "dtype": "float32", "op": "sum",
               "min_bytes": 8, "max_bytes": 1024, "step_factor": 8, "iters": 20, "blocks": 3, "warmup_iters": 5,
               "check": True, "backend_note": "backend auto: no CUDA GPU with NCCL here; using gloo on CPU",
               "rank_hosts": ["a", "b"], "devices": ["cpu X (1 thread)", "cpu X (1 thread)"], "busbw_factor": 1.0}
+# Records as written before the out-of-place and in-place columns: all_reduce's one measurement is in place.
 SWEEP_RECORDS = [{"msg_bytes": 8, "count": 2, "dtype": "float32", "op": "sum", "time_s": 88.5e-6,
                   "algbw_bytes_per_s": 8 / 88.5e-6, "busbw_bytes_per_s": 8 / 88.5e-6, "num_wrong": 0},
                  {"msg_bytes": 1024, "count": 256, "dtype": "float32", "op": "sum", "time_s": 0.0123456,
@@ -102,13 +114,14 @@ SWEEP_TEXT = """\
 # backend auto: no CUDA GPU with NCCL here; using gloo on CPU
 #  rank   0 on a: cpu X (1 thread)
 #  rank   1 on b: cpu X (1 thread)
-# time: one operation, the maximum over ranks, median of blocks; GB/s = 1e9 B/s; busbw = algbw * 1.0 (nccl-tests doc/PERFORMANCE.md)
-#       size        count     type redop      time   algbw   busbw #wrong
-#        (B)   (elements)                     (us)  (GB/s)  (GB/s)       
-           8            2  float32   sum     88.50    0.00    0.00      0
-        1024          256  float32   sum   12345.6    0.00    0.00      3  WRONG
-# Wrong elements     : 3 FAILED
-# Avg bus bandwidth  : 8.667e-05 GB/s over 2 sizes"""  # noqa: E501, W291 (the output's own lines: long, padded)
+# time: one operation, the maximum over ranks (-a 3; nccl-tests' default -a 1 is the mean), median of blocks; GB/s = 1e9 B/s; busbw = algbw * 1.0 (nccl-tests doc/PERFORMANCE.md)
+#                                                             out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)        
+           8             2   float32     sum      -1                                     88.50    0.00    0.00       0
+        1024           256   float32     sum      -1                                   12345.6    0.00    0.00       3  WRONG
+# Out of bounds values : 1 FAILED
+# Avg bus bandwidth    : 0.00008667"""  # noqa: E501, W291 (the output's own lines: long, padded)
 
 COPY_META = {"host": "vm", "devices": ["cpu X (2 torch threads)"], "timing": "host clock", "iters": 20, "blocks": 3,
              "warmup_iters": 5, "peer_access": {"0->1": True, "1->0": False}}
@@ -149,7 +162,7 @@ def test_a_table_of_new_columns_aligns_like_the_others():
     # the "#" takes the place of the first column's first space, as in nccl-tests' header
     assert table.format([{"name": "a", "x": 1.0}, {"name": "b", "x": -2.0}], {"title": "t"}).splitlines() == [
         "# t", "# name     x", "#        (m)", "     a   1.0", "     b  -2.0  !", "# 2 rows"]
-    assert SWEEP_TABLE.header({}).splitlines()[-2:] == SWEEP_TEXT.splitlines()[5:7]
+    assert SWEEP_TABLE.header({}).splitlines()[-2:] == SWEEP_TEXT.splitlines()[6:8]
 
 
 TP_RESULT = {"num_ranks": 2, "backend": "gloo", "dtype": "float32", "iters": 3, "blocks": 3, "warmup_iters": 2,

@@ -66,10 +66,27 @@ def test_sizes_follow_nccl_tests_semantics():
     assert SweepConfig(min_bytes="1KiB", max_bytes="128M").max_bytes == 128 * MiB
 
 
+def test_size_increment_i_is_used_with_f_0_or_1_as_nccl_tests():
+    # nccl-tests TimeTest: size = stepfactor > 1 ? size * stepfactor : size + stepbytes (stepBytes 1 MiB by default).
+    assert sweep_sizes(1 * KiB, 4 * KiB, 1, 4, step_bytes=KiB) == [(1024, 256), (2048, 512), (3072, 768), (4096, 1024)]
+    assert sweep_sizes(10, 30, 0, 4, step_bytes=10) == [(8, 2), (20, 5), (28, 7)]  # rounded down to whole elements
+    for factor in (0, 1):
+        config = SweepConfig(min_bytes=8, max_bytes=3 * MiB, step_factor=factor)
+        assert config.step_bytes == MiB
+        assert [size for size, _ in config.sizes()] == [8, MiB + 8, 2 * MiB + 8]
+    assert SweepConfig(step_factor=1, step_bytes="1KiB", max_bytes="8KiB").step_bytes == KiB
+    assert SweepConfig().step_bytes is None  # -f 2 multiplies, as before
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(min_bytes="1MiB", max_bytes=8), "larger than maximum size"),
-    (dict(step_factor=1), "step factor -f 1 is not valid: expected an integer >= 2"),
+    (dict(step_factor=-1), "step factor -f -1 is not valid: expected an integer >= 0"),
     (dict(step_factor=1.5), "step factor"),
+    (dict(step_bytes="1KiB"), "size increment -i 1024 B is used only with -f 0 or 1 .* but -f is 2"),
+    (dict(step_factor=1, step_bytes=8, max_bytes="1GiB"), r"in steps of -i 8 B is \d+ sizes: expected at most 10000"),
+    (dict(time_over_ranks="mean"), "time over ranks 'mean' is not valid: expected one of rank0, avg, min, max"),
+    (dict(graph_launches=-1), "CUDA graph launches -G -1"),
+    (dict(graph_launches=5, backend="gloo"), "-G 5 .CUDA graph launches. needs NCCL on GPUs, but the backend is gloo"),
     (dict(iters=0), "iterations -n 0 is not valid: expected an integer >= 1"),
     (dict(warmup_iters=-1), "warm-up iterations -w -1"),
     (dict(blocks=0), "timed blocks"),
@@ -123,7 +140,11 @@ def test_cli_bad_input_exits_2_with_one_line(capsys):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == ("gpucomm bench: error: minimum size -b 1048576 B (1 MiB) is larger than maximum "
                                    "size -e 8 B (8 B): expected -b <= -e")
-    for args, match in [(["-f", "1"], "step factor -f 1"),
+    for args, match in [(["-f", "-1"], "step factor -f -1"),
+                        (["-i", "1K", "-f", "2"], "size increment -i 1024 B is used only with -f 0 or 1"),
+                        (["-a", "4"], "time over ranks -a 4 is not valid: expected 0 (rank 0), 1 (mean)"),
+                        (["-I", "2"], "per-iteration timing -I 2"),
+                        (["-G", "2", "--backend", "gloo"], "-G 2 (CUDA graph launches) needs NCCL on GPUs"),
                         (["--ranks", "0"], "number of ranks --ranks 0"),
                         (["-f", "1.5"], "step factor -f '1.5' is not an integer"),
                         (["-n", "0"], "iterations -n 0"),
@@ -182,7 +203,15 @@ def test_gloo_sweep_two_ranks_records_and_file(tmp_path, capsys):
     assert "busbw" in printed and "#wrong" in printed and "(GB/s)" in printed
     rows = [line for line in printed.splitlines() if line and not line.startswith("#")]
     assert [int(row.split()[0]) for row in rows] == [size for size, _ in sizes]
-    assert "# Wrong elements     : 0 OK" in printed
+    assert "# Out of bounds values : 0 OK" in printed
+    assert "# out-of-place: not measured, torch.distributed.all_reduce works in place only" in printed
+    # all_reduce exists in place only in torch: that is the measurement, and the per-iteration spread is kept.
+    for r in results:
+        assert r["placement"] == "in_place" and r["out_of_place"] is None and r["root"] == -1
+        assert r["in_place"]["time_s"] == r["time_s"] and r["in_place"]["num_wrong"] == 0
+        assert 0 < r["iter_min_s"] <= r["iter_p50_s"] <= r["iter_p99_s"] <= r["iter_max_s"]
+        assert r["iter_p50_s"] == r["in_place"]["iter_p50_s"]
+    assert meta["time_over_ranks"] == "max" and meta["placements"] == ["in_place"] and meta["graph_launches"] == 0
 
 
 def test_second_run_right_after_gets_a_fresh_port(tmp_path):
@@ -321,7 +350,7 @@ def test_torchrun_entry_point(tmp_path):
     results = read_results(out)
     check_records(results, sizes=[(8, 2), (256, 64)], num_ranks=2)
     assert results.meta["launcher"] == "torchrun" and results.meta["num_ranks"] == 2
-    assert proc.stdout.count("#wrong") == 1  # only rank 0 prints the table
+    assert proc.stdout.count("# Out of bounds values") == 1  # only rank 0 prints the table
 
 
 def test_ranks_flag_is_refused_under_torchrun(monkeypatch):
@@ -342,7 +371,8 @@ def test_wrong_results_mark_the_row_and_fail_the_command(monkeypatch, capsys):
     assert cli.main(["bench", "--ranks", "2", "--no-out"]) == 1
     assert "2 wrong elements at 1 sizes (first at 8 B)" in capsys.readouterr().err
     assert format_row(record).endswith("2  WRONG")
-    assert "# Wrong elements     : 2 FAILED" in format_table(SweepResults([record]))
+    # A record from before the placements (no "in_place" key) still prints, in its one column.
+    assert "# Out of bounds values : 1 FAILED" in format_table(SweepResults([record]))
 
 
 def test_correctness_check_counts_corrupted_elements(tmp_path):
@@ -355,12 +385,12 @@ def test_correctness_check_counts_corrupted_elements(tmp_path):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
     try:
         for op in ("sum", "prod", "max", "min"):
-            buf = spec.alloc(1000, torch.float32, torch.device("cpu"), 1)
-            spec.fill(buf, 0, 1, op)
-            spec.run(buf, REDUCE_OPS[op])
-            assert spec.count_wrong(buf, 0, 1, op) == 0
-            buf[[3, 500, 999]] += 0.5
-            assert spec.count_wrong(buf, 0, 1, op) == 3
+            buffers = spec.alloc(1000, torch.float32, torch.device("cpu"), 1, in_place=True)
+            spec.fill(buffers, op)
+            spec.run(buffers, REDUCE_OPS[op])
+            assert spec.count_wrong(buffers, op) == 0
+            buffers.recv[[3, 500, 999]] += 0.5
+            assert spec.count_wrong(buffers, op) == 3
     finally:
         dist.destroy_process_group()
 
@@ -406,3 +436,171 @@ def test_results_reader_skips_a_cut_last_line_and_rejects_garbage(tmp_path):
     with pytest.raises(GpucommError, match="cannot be read"):
         read_results(tmp_path / "missing.jsonl")
     assert os.path.exists(path)
+
+
+# --- nccl-tests conventions: -a, per-iteration times, the table, the summary -----------------
+
+def _reduce_each_way(rank, num_ranks, port, send):
+    """A launch_workers target: every -a reduction of this rank's value (rank + 1) on a real gloo group."""
+    import datetime
+
+    import torch.distributed as dist
+    from gpucomm.measure.runner import reduce_over_ranks
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=num_ranks,
+                            timeout=datetime.timedelta(seconds=60))
+    try:
+        device = torch.device("cpu")
+        return {how: reduce_over_ranks(rank + 1.0, how, device, num_ranks) for how in ("rank0", "avg", "min", "max")}
+    finally:
+        dist.destroy_process_group()
+
+
+def test_time_over_ranks_is_nccl_tests_average_flag():
+    # nccl-tests -a <0/1/2/3>: 0=RANK0, 1=AVG, 2=MIN, 3=MAX (src/common.cu); ranks hold 1, 2, 3.
+    from gpucomm.measure.launch import launch_workers
+
+    for values in launch_workers(_reduce_each_way, 3):
+        assert values == {"rank0": 1.0, "avg": 2.0, "min": 1.0, "max": 3.0}
+
+
+def test_time_over_ranks_reaches_the_metadata_and_header(capsys):
+    results = run_sweep(num_ranks=2, max_bytes=64, step_factor=8, iters=2, warmup_iters=0, time_over_ranks="min",
+                        progress=False)
+    assert results.meta["time_over_ranks"] == "min" and "minimum over ranks" in results.meta["timing"]
+    assert "# time: one operation, the minimum over ranks (-a 2)" in capsys.readouterr().out
+
+
+def test_iteration_stats_are_nccl_tests_compute_iter_stats():
+    from gpucomm.measure.runner import iteration_stats
+
+    times = [float(t) for t in range(200, 0, -1)]  # 1..200, unsorted
+    stats = iteration_stats(times)
+    # p50 = sorted[n / 2]; p99 = sorted[min(n - 1, ceil(n * 99 / 100) - 1)] (src/util.cu, percentileIndex)
+    assert stats["iter_p50_s"] == 101.0 and stats["iter_p99_s"] == 198.0
+    assert stats["iter_min_s"] == 1.0 and stats["iter_max_s"] == 200.0 and stats["iter_mean_s"] == 100.5
+    assert iteration_stats([5.0, 1.0, 3.0])["iter_p99_s"] == 5.0  # below 100 samples p99 may be the maximum
+    assert iteration_stats([])["iter_p50_s"] is None
+
+
+def test_one_rank_says_busbw_is_zero_by_definition(capsys):
+    results = run_sweep(num_ranks=1, max_bytes=64, step_factor=8, iters=2, warmup_iters=0, backend="gloo",
+                        progress=False)
+    assert all(r["busbw_bytes_per_s"] == 0 for r in results)
+    lines = capsys.readouterr().out.splitlines()
+    note = [line for line in lines if line.startswith("# busbw is 0 on 1 rank")]
+    assert note == ["# busbw is 0 on 1 rank by definition: all_reduce's bus factor is 0 at n = 1, no data crosses a "
+                    "link (nccl-tests doc/PERFORMANCE.md); algbw is the figure to read"]
+    assert lines.index(note[0]) > lines.index("# Avg bus bandwidth    : 0")  # under the table
+
+
+def _record(collective="all_gather", **overrides):
+    one = {"time_s": 12.3456e-6, "algbw_bytes_per_s": 0.16e9, "busbw_bytes_per_s": 0.08e9, "num_wrong": 0,
+           "num_wrong_ranks": 0, "iters": 20, "iter_min_s": 11e-6, "iter_p50_s": 12e-6, "iter_p99_s": 20e-6,
+           "iter_max_s": 20e-6, "iter_mean_s": 12.5e-6, "iter_stdev_s": 2.5e-6}
+    record = {"record": "result", "collective": collective, "msg_bytes": 2048, "count": 512, "dtype": "float32",
+              "op": "none", "num_ranks": 2, "iters": 20, "blocks": 1, "warmup_iters": 5, **one, "placement": "out_of_place",
+              "root": -1, "out_of_place": dict(one), "in_place": dict(one, time_s=1234.5678e-6)}
+    record.update(overrides)
+    return record
+
+
+def test_table_is_nccl_tests_layout_out_of_place_then_in_place():
+    from gpucomm.measure.results import SWEEP_TABLE
+
+    header = SWEEP_TABLE.header({}).splitlines()
+    # writeResultHeader (src/util.cu, v2.19.6), without the timestamp column:
+    titles = ("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s"
+              % ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+                 "time", "algbw", "busbw", "#wrong"))
+    units = ("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s"
+             % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
+    assert header[-2:] == [titles, units]
+    assert header[-3].split() == ["#", "out-of-place", "in-place"]
+    assert header[-3].index("out-of-place") < titles.index("#wrong") < header[-3].index("in-place")
+    # writeBenchmarkLinePreamble + writeBenchmarkLineBody twice; count is per rank for all_gather (paramcount).
+    row = SWEEP_TABLE.row(_record())
+    assert row == ("%12li  %12li  %8s  %6s  %6s" % (2048, 256, "float32", "none", "-1")
+                   + "  %7s  %6s  %6s  %6g" % ("12.35", "0.16", "0.08", 0)
+                   + "  %7s  %6s  %6s  %6g" % ("1234.57", "0.16", "0.08", 0))
+
+
+def test_table_rows_read_back_by_the_nccl_tests_log_parser():
+    from gpucomm.measure.nccl_tests_log import parse_nccl_tests
+
+    records = [_record(msg_bytes=2048 * 4**k, count=512 * 4**k) for k in range(3)]
+    parsed = parse_nccl_tests(format_table(SweepResults(records)), collective="all_gather")
+    assert [(r.size_bytes, r.in_place) for r in parsed.records] == [(2048 * 4**k, p) for k in range(3) for p in (0, 1)]
+    assert [r.time_us for r in parsed.in_place()] == [1234.57] * 3
+    assert [r.count for r in parsed.out_of_place()] == [256, 1024, 4096]
+
+
+def test_missing_and_unchecked_placements_print_as_nccl_tests():
+    from gpucomm.measure.results import SWEEP_TABLE
+
+    row = SWEEP_TABLE.row(_record("all_reduce", out_of_place=None, placement="in_place", op="sum", count=512))
+    assert row.startswith("%12li  %12li  %8s  %6s  %6s" % (2048, 512, "float32", "sum", "-1") + " " * 33)
+    unchecked = SWEEP_TABLE.row(_record("send_recv", in_place=dict(_record()["in_place"], num_wrong=None), count=512))
+    assert unchecked.endswith("    N/A") and unchecked.split()[1] == "512"
+
+
+def test_summary_is_nccl_tests_footer_and_never_scientific():
+    small = [_record(busbw_bytes_per_s=5.12345e4, out_of_place=dict(_record()["out_of_place"], busbw_bytes_per_s=5.12345e4),
+                     in_place=dict(_record()["in_place"], busbw_bytes_per_s=5.12345e4))]
+    footer = format_table(SweepResults(small)).splitlines()[-2:]
+    # writeResultFooter: "# %-20s : %d %s" and "# %-20s : %g" (here %g's digits without the exponent)
+    assert footer == ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 0.0000512345"]
+    bad = _record(in_place=dict(_record()["in_place"], num_wrong=7, num_wrong_ranks=2), num_wrong=7)
+    assert "# Out of bounds values : 2 FAILED" in format_table(SweepResults([bad]))  # counted per rank, as nccl-tests
+    off = _record(num_wrong=None, out_of_place=dict(_record()["out_of_place"], num_wrong=None),
+                  in_place=dict(_record()["in_place"], num_wrong=None))
+    assert "# Out of bounds values : N/A (check off)" in format_table(SweepResults([off]))
+
+
+def test_per_iteration_columns_with_dash_I():
+    from gpucomm.measure.results import sweep_table
+
+    table = sweep_table(per_iteration=True)
+    header = table.header({}).splitlines()
+    assert header[-3].split() == ["#", "out-of-place", "(+", "per-iteration)", "in-place", "(+", "per-iteration)"]
+    assert header[-2].split()[-4:] == ["i_min", "i_max", "i_p99", "i_cv%"]
+    assert "i_* : per" not in header[0] and header[-4].startswith("# i_*: per-iteration times, each the maximum over ranks")
+    cells = table.row(_record()).split()
+    assert cells[9:13] == ["11.00", "20.00", "20.00", "20.00"]  # i_min, i_max, i_p99 (us), i_cv% = 2.5 / 12.5
+    graph = _record(out_of_place=dict(_record()["out_of_place"], iter_min_s=None, iter_max_s=None, iter_p99_s=None,
+                                      iter_mean_s=None, iter_stdev_s=None))
+    assert table.row(graph).split()[9:13] == ["N/A"] * 4  # no per-iteration times under CUDA graphs
+
+
+def test_results_file_that_cannot_be_written_is_refused_before_any_rank_starts(tmp_path, monkeypatch):
+    import gpucomm.measure.launch as launch
+
+    def never(*args, **kwargs):
+        raise AssertionError("a rank was started")
+
+    monkeypatch.setattr(launch, "launch_workers", never)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    for out, match in [("/proc/gpucomm-bench.jsonl", r"results file '/proc/gpucomm-bench.jsonl' cannot be written: "),
+                       (a_file / "sub" / "r.jsonl", r"is a file, not a folder: expected --out in a folder you can write"),
+                       (tmp_path, r"is a folder: expected a file name such as")]:
+        with pytest.raises(GpucommError, match=match) as info:
+            run_sweep(num_ranks=2, max_bytes=64, out=out, print_table=False)
+        assert "\n" not in str(info.value)
+
+
+# --- NCCL only: CUDA graphs and per-iteration CUDA events (skipped without CUDA GPUs) ------
+
+@needs_nccl
+def test_nccl_cuda_graph_launches_and_per_iteration_events():
+    n = min(NUM_GPUS, 2)
+    graphs = run_sweep(num_ranks=n, min_bytes=8, max_bytes="1MiB", step_factor=64, iters=5, warmup_iters=2,
+                       backend="nccl", graph_launches=3, print_table=False)
+    check_records(graphs, sizes=sweep_sizes(8, MiB, 64, 4), num_ranks=n)
+    assert graphs.meta["graph_launches"] == 3 and all(r["iter_p50_s"] is None for r in graphs)
+    eager = run_sweep(num_ranks=n, min_bytes=8, max_bytes="1MiB", step_factor=64, iters=5, warmup_iters=2,
+                      backend="nccl", print_table=False)
+    for r in eager:
+        assert 0 < r["iter_min_s"] <= r["iter_p50_s"] <= r["iter_p99_s"] <= r["iter_max_s"]
+        # CUDA events between calls: together they cover about the host-clock block, never much more
+        assert r["iter_mean_s"] <= 1.5 * r["time_s"] + 20e-6

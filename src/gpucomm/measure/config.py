@@ -2,7 +2,9 @@
 
 Flags and size semantics follow nccl-tests (``README.md`` and ``src/common.cu`` in
 https://github.com/NVIDIA/nccl-tests, v2.19.6): sizes go from ``-b`` to ``-e`` multiplying
-by the integer ``-f``; each size is rounded down to a whole number of elements. For the
+by the integer ``-f``, or, with ``-f`` 0 or 1, adding ``-i`` bytes (``TimeTest``: ``size =
+stepfactor > 1 ? size * stepfactor : size + stepbytes``); each size is rounded down to a
+whole number of elements. For the
 collectives in :data:`CHUNKED_COLLECTIVES` the size ``S`` is the *total* buffer, one equal
 chunk per rank, so it is rounded down to a whole number of elements per rank (nccl-tests
 ``AllGatherGetCollByteCount`` and its siblings: ``count / nranks`` elements per rank).
@@ -30,7 +32,7 @@ CHUNKED_COLLECTIVES = tuple(c for c in BENCH_COLLECTIVES if REGISTRY[c].chunked)
 #: Collectives that reduce, and so take ``-o``; the others move data and report redop "none".
 REDUCING_COLLECTIVES = tuple(c for c in BENCH_COLLECTIVES if REGISTRY[c].reduces)
 
-#: Fewest ranks a collective needs, where it is more than 1 (send_recv: a ping-pong between ranks 0 and 1).
+#: Fewest ranks a collective needs, where it is more than 1 (send_recv: a sender and a receiver).
 MIN_RANKS = {c: REGISTRY[c].min_ranks for c in BENCH_COLLECTIVES if REGISTRY[c].min_ranks > 1}
 
 #: Collectives a backend does not implement, with the reason (one line, shown as the error).
@@ -58,6 +60,27 @@ REDOPS = ("sum", "prod", "max", "min")
 
 BACKENDS = ("auto", "nccl", "gloo")
 
+#: The two measurements of every size, in nccl-tests' order: separate send and receive buffers,
+#: then the result written over the input (``BenchTime(..., in_place)`` in ``src/common.cu``).
+PLACEMENTS = ("out_of_place", "in_place")
+
+#: How the ranks' times of one block become one time, by nccl-tests' ``-a`` value (``-a,--average
+#: <0/1/2/3> report average iteration time <0=RANK0/1=AVG/2=MIN/3=MAX>``, ``src/common.cu``):
+#: rank 0's own time, the mean, the minimum or the maximum over ranks.
+TIME_OVER_RANKS = ("rank0", "avg", "min", "max")
+#: The default here is the maximum (``-a 3``): the slowest rank sets the pace of a collective.
+#: nccl-tests' default is the mean (``-a 1``); the two agree when the ranks are balanced.
+DEFAULT_TIME_OVER_RANKS = "max"
+
+#: nccl-tests' size increment ``-i`` when none is given (``stepBytes = 1*1024*1024``, ``src/common.cu``).
+DEFAULT_STEP_BYTES = 2**20
+#: More sizes than this in one sweep is refused (``-f 1`` with a tiny ``-i`` over a wide range).
+MAX_SWEEP_SIZES = 10_000
+
+#: The root rank of the rooted collectives (nccl-tests ``-r``, default 0); the others print root -1.
+ROOT_RANK = 0
+ROOTED_COLLECTIVES = ("broadcast",)
+
 #: Default process-group timeout: a peer that never arrives fails the run after this long.
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -71,7 +94,7 @@ def check_dtype(dtype: str) -> str:
 
 
 def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: int, *,
-                count_multiple: int = 1) -> list[tuple[int, int]]:
+                count_multiple: int = 1, step_bytes: int | None = None) -> list[tuple[int, int]]:
     """Message sizes of a sweep, as ``(msg_bytes, count)`` pairs.
 
     Parameters
@@ -79,12 +102,15 @@ def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: in
     min_bytes, max_bytes : int
         First and last size requested, in bytes (nccl-tests ``-b`` and ``-e``).
     step_factor : int
-        Multiplication factor between sizes, an integer >= 2 (nccl-tests ``-f``).
+        Multiplication factor between sizes, an integer >= 2 (nccl-tests ``-f``); 0 or 1 with
+        ``step_bytes``: add ``step_bytes`` instead.
     elem_bytes : int
         Bytes per element of the dtype.
     count_multiple : int
         The element count is rounded down to a multiple of this (at least one multiple):
         the number of ranks for :data:`CHUNKED_COLLECTIVES`, else 1.
+    step_bytes : int or None
+        Increment between sizes in bytes (nccl-tests ``-i``), with ``step_factor`` 0 or 1 only.
 
     Returns
     -------
@@ -96,7 +122,9 @@ def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: in
     Raises
     ------
     GpucommError
-        If ``min_bytes > max_bytes``, a size is below 1 byte, or ``step_factor < 2``.
+        If ``min_bytes > max_bytes``, a size is below 1 byte, ``step_factor < 2`` without
+        ``step_bytes``, ``step_bytes`` with ``step_factor >= 2``, or more than
+        :data:`MAX_SWEEP_SIZES` sizes.
 
     Examples
     --------
@@ -106,23 +134,37 @@ def sweep_sizes(min_bytes: int, max_bytes: int, step_factor: int, elem_bytes: in
     [(4, 1), (8, 2)]
     >>> sweep_sizes(8, 64, 2, 4, count_multiple=4)  # all_gather on 4 ranks: one element per rank at least
     [(16, 4), (32, 8), (64, 16)]
+    >>> sweep_sizes(1024, 4096, 1, 4, step_bytes=1024)  # -f 1 -i 1K: nccl-tests' additive steps
+    [(1024, 256), (2048, 512), (3072, 768), (4096, 1024)]
     """
     check_int(min_bytes, "minimum size -b (bytes)", 1)
     check_int(max_bytes, "maximum size -e (bytes)", 1)
-    check_int(step_factor, "step factor -f", 2)
+    if step_bytes is None:
+        check_int(step_factor, "step factor -f", 2)
+    else:
+        check_int(step_factor, "step factor -f", 0)
+        check_int(step_bytes, "size increment -i (bytes)", 1)
+        if step_factor > 1:
+            raise GpucommError(f"size increment -i {step_bytes} B is used only with -f 0 or 1 (nccl-tests adds -i when "
+                               f"-f <= 1), but -f is {step_factor}: expected -f 1 with -i, or no -i")
     check_int(elem_bytes, "element size (bytes)", 1)
     check_int(count_multiple, "count multiple", 1)
     if min_bytes > max_bytes:
         raise GpucommError(
             f"minimum size -b {min_bytes} B ({format_size(min_bytes)}) is larger than maximum size -e "
             f"{max_bytes} B ({format_size(max_bytes)}): expected -b <= -e")
+    additive = step_bytes is not None
+    if additive and (max_bytes - min_bytes) // step_bytes + 1 > MAX_SWEEP_SIZES:
+        raise GpucommError(f"-b {format_size(min_bytes)} to -e {format_size(max_bytes)} in steps of -i "
+                           f"{format_size(step_bytes)} is {(max_bytes - min_bytes) // step_bytes + 1} sizes: "
+                           f"expected at most {MAX_SWEEP_SIZES} (a larger -i, or -f 2)")
     sizes: list[tuple[int, int]] = []
     size = min_bytes
     while size <= max_bytes:
         count = max(count_multiple, size // elem_bytes // count_multiple * count_multiple)
         if not sizes or sizes[-1][1] != count:
             sizes.append((count * elem_bytes, count))
-        size *= step_factor
+        size = size + step_bytes if additive else size * step_factor
     return sizes
 
 
@@ -138,14 +180,17 @@ class SweepConfig:
         Size range in bytes, or strings for :func:`gpucomm.model.units.parse_size` (``"64MiB"``):
         per rank, or the total buffer for :data:`CHUNKED_COLLECTIVES` (as nccl-tests).
     step_factor : int
-        Integer factor between sizes (>= 2).
+        Integer factor between sizes (>= 2), nccl-tests ``-f``; 0 or 1: add :attr:`step_bytes`.
+    step_bytes : int or str or None
+        Increment between sizes in bytes, nccl-tests ``-i``, used with ``step_factor`` 0 or 1
+        only; None there means nccl-tests' default, 1 MiB (:data:`DEFAULT_STEP_BYTES`).
     iters : int
         Timed iterations per block (>= 1), nccl-tests ``-n``.
     blocks : int
         Timed blocks per size (>= 1). The reported time is the median over blocks of the
-        block time / iters (each block's time is the maximum over ranks). 1 (default) is
-        nccl-tests' method; more blocks resist the rare millisecond stalls of shared or
-        virtual CPUs, which inflate a block's mean.
+        block time / iters (each block's time reduced over ranks by :attr:`time_over_ranks`).
+        1 (default) is nccl-tests' method; more blocks resist the rare millisecond stalls of
+        shared or virtual CPUs, which inflate a block's mean.
     warmup_iters : int
         Untimed iterations before each timed block (>= 0), nccl-tests ``-w``.
     check : bool
@@ -167,6 +212,13 @@ class SweepConfig:
         Process-group timeout in seconds: a hung or missing peer fails the run after it.
     argv : tuple of str
         The command line, recorded in the results metadata.
+    time_over_ranks : str
+        How a block's time on each rank becomes one time, one of :data:`TIME_OVER_RANKS`
+        (nccl-tests ``-a`` 0 to 3): ``rank0``, ``avg``, ``min`` or ``max`` (default, ``-a 3``).
+    graph_launches : int
+        nccl-tests ``-G``: 0 (default) calls each operation from Python; N >= 1 captures the
+        ``iters`` operations of a block in one CUDA graph and times N launches of it (NCCL on
+        GPUs only: :func:`check_backend_graphs`).
     """
 
     collective: str = "all_reduce"
@@ -184,6 +236,9 @@ class SweepConfig:
     max_seconds_per_size: float | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     argv: tuple[str, ...] = field(default_factory=tuple)
+    step_bytes: int | None = None
+    time_over_ranks: str = DEFAULT_TIME_OVER_RANKS
+    graph_launches: int = 0
 
     def __post_init__(self) -> None:
         fix = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen dataclass)
@@ -191,7 +246,11 @@ class SweepConfig:
             raise GpucommError(f"collective {self.collective!r} is not measured yet: expected one of {', '.join(BENCH_COLLECTIVES)}")
         fix("min_bytes", parse_size(self.min_bytes))
         fix("max_bytes", parse_size(self.max_bytes))
-        check_int(self.step_factor, "step factor -f", 2)
+        if self.step_bytes is not None:
+            fix("step_bytes", parse_size(self.step_bytes))
+        elif isinstance(self.step_factor, int) and not isinstance(self.step_factor, bool) and self.step_factor in (0, 1):
+            fix("step_bytes", DEFAULT_STEP_BYTES)  # nccl-tests: -f 0 or 1 adds -i, 1 MiB by default
+        check_int(self.step_factor, "step factor -f", 0)
         check_int(self.iters, "iterations -n", 1)
         check_int(self.blocks, "timed blocks --blocks", 1)
         check_int(self.warmup_iters, "warm-up iterations -w", 0)
@@ -203,9 +262,14 @@ class SweepConfig:
             raise GpucommError(f"reduction op -o {self.op!r} is not valid: expected one of {', '.join(REDOPS)}")
         if self.backend not in BACKENDS:
             raise GpucommError(f"backend {self.backend!r} is not valid: expected one of {', '.join(BACKENDS)}")
+        if self.time_over_ranks not in TIME_OVER_RANKS:
+            raise GpucommError(f"time over ranks {self.time_over_ranks!r} is not valid: expected one of "
+                               f"{', '.join(TIME_OVER_RANKS)} (-a 0 to 3)")
+        check_int(self.graph_launches, "CUDA graph launches -G", 0)
         if self.backend == "gloo":
             check_backend_dtype("gloo", self.dtype)
             check_backend_collective("gloo", self.collective)
+            check_backend_graphs("gloo", self.graph_launches)
         if self.max_seconds_per_size is not None and not (
                 isinstance(self.max_seconds_per_size, (int, float)) and math.isfinite(self.max_seconds_per_size)
                 and self.max_seconds_per_size > 0):
@@ -225,13 +289,23 @@ class SweepConfig:
         """The reduction recorded in results: :attr:`op`, or ``"none"`` for a collective that does not reduce."""
         return self.op if self.collective in REDUCING_COLLECTIVES else "none"
 
+    @property
+    def op_ignored(self) -> bool:
+        """True when ``-o`` asked for a reduction other than the default on a collective that does not reduce.
+
+        nccl-tests then runs the collective with no reduction and prints redop ``none``; the table
+        header says that ``-o`` was ignored.
+        """
+        return self.op != "sum" and self.collective not in REDUCING_COLLECTIVES
+
     def sizes(self, num_ranks: int = 1) -> list[tuple[int, int]]:
         """``(msg_bytes, count)`` for every size of the sweep on ``num_ranks`` ranks, see :func:`sweep_sizes`.
 
         The rank count matters only for :data:`CHUNKED_COLLECTIVES` (whole elements per rank).
         """
         multiple = num_ranks if self.collective in CHUNKED_COLLECTIVES else 1
-        return sweep_sizes(self.min_bytes, self.max_bytes, self.step_factor, self.elem_bytes, count_multiple=multiple)
+        return sweep_sizes(self.min_bytes, self.max_bytes, self.step_factor, self.elem_bytes, count_multiple=multiple,
+                           step_bytes=self.step_bytes)
 
 
 def check_backend_dtype(backend: str, dtype: str) -> None:
@@ -259,6 +333,26 @@ def check_backend_collective(backend: str, collective: str) -> None:
     if reason is not None:
         raise GpucommError(f"{collective} is not supported on {backend} (CPU): {reason}; expected GPUs with "
                            f"--backend nccl, or another collective")
+
+
+def check_backend_graphs(backend: str, graph_launches: int) -> None:
+    """Raise if CUDA graphs are asked for (``-G N``, N >= 1) on a backend that does not run on GPUs.
+
+    nccl-tests ``-G`` captures NCCL calls in a CUDA graph; gloo runs on the CPU, where there is
+    no graph to capture.
+
+    Examples
+    --------
+    >>> check_backend_graphs("nccl", 10)
+    >>> check_backend_graphs("gloo", 0)
+    >>> check_backend_graphs("gloo", 10)
+    Traceback (most recent call last):
+    ...
+    gpucomm.GpucommError: -G 10 (CUDA graph launches) needs NCCL on GPUs, but the backend is gloo (CPU): ...
+    """
+    if graph_launches and backend != "nccl":
+        raise GpucommError(f"-G {graph_launches} (CUDA graph launches) needs NCCL on GPUs, but the backend is {backend} "
+                           "(CPU): expected -G 0, or GPUs with --backend nccl")
 
 
 def supported_collectives(backend: str) -> tuple[str, ...]:

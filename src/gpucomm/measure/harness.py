@@ -234,7 +234,7 @@ def check_count(value, what: str, minimum: int) -> int:
 
 
 def time_block_s(fn: Callable[[], object], iters: int, *, device: torch.device, clock: str = "host",
-                 across_ranks: bool = False) -> float:
+                 across_ranks: bool = False, iteration_s: list[float] | None = None) -> float:
     """Seconds per call of one block of ``iters`` back-to-back calls of ``fn`` on this rank.
 
     Parameters
@@ -253,6 +253,13 @@ def time_block_s(fn: Callable[[], object], iters: int, *, device: torch.device, 
     across_ranks : bool
         Start with a barrier, so that every rank begins the block together (collective:
         every rank must call it with the same ``iters``).
+    iteration_s : list of float or None
+        If given, the time of each call of the block is appended to it, in seconds, without
+        adding a synchronization: on a GPU from CUDA events recorded on the current stream
+        between consecutive calls (``iters + 1`` events, each call's end is the next one's
+        start, as nccl-tests ``-I 1`` records them in ``src/common.cu``; recording an event
+        costs the host about a microsecond, not a wait), on the CPU from the host clock read
+        between calls (each call returns when its work is done there).
 
     Returns
     -------
@@ -263,23 +270,44 @@ def time_block_s(fn: Callable[[], object], iters: int, *, device: torch.device, 
         raise GpucommError(f"clock {clock!r} is not valid: expected one of {', '.join(CLOCKS)}")
     if across_ranks:
         barrier(device)
-    if clock == "cuda_events":
+    if clock == "cuda_events" or (iteration_s is not None and device.type == "cuda"):
         import torch
 
         with torch.cuda.device(device):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(iters):
+            # One event between consecutive calls (only the two ends without per-call times).
+            events = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1 if iteration_s is not None else 2)]
+            every_call = len(events) > 2
+            if clock == "host":
+                synchronize(device)
+                start_s = time.perf_counter()
+            events[0].record()
+            for i in range(iters):
                 fn()
-            end.record()
-            end.synchronize()
-            return start.elapsed_time(end) / 1e3 / iters  # elapsed_time is in ms
+                if every_call:
+                    events[i + 1].record()
+            if not every_call:
+                events[-1].record()
+            if clock == "host":
+                synchronize(device)
+                block_s = time.perf_counter() - start_s
+            else:
+                events[-1].synchronize()
+                block_s = events[0].elapsed_time(events[-1]) / 1e3  # elapsed_time is in ms
+            if iteration_s is not None:
+                iteration_s.extend(events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(iters))
+            return block_s / iters
     synchronize(device)
     start_s = time.perf_counter()
+    marks = [start_s] if iteration_s is not None else None
     for _ in range(iters):
         fn()
+        if marks is not None:
+            marks.append(time.perf_counter())
     synchronize(device)
-    return (time.perf_counter() - start_s) / iters
+    block_s = time.perf_counter() - start_s
+    if marks is not None:
+        iteration_s.extend(b - a for a, b in zip(marks, marks[1:]))
+    return block_s / iters
 
 
 def timed_blocks_s(fns: Mapping[str, Callable[[], object]], *, iters: int, warmup_iters: int, blocks: int,

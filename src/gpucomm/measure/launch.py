@@ -24,10 +24,11 @@ import traceback
 from dataclasses import fields, replace
 
 from gpucomm import GpucommError
-from gpucomm.measure.config import DEFAULT_TIMEOUT_S, SweepConfig, check_collective_ranks
+from gpucomm.measure.config import (DEFAULT_TIME_OVER_RANKS, DEFAULT_TIMEOUT_S, SweepConfig, check_backend_graphs,
+                                    check_collective_ranks)
 from gpucomm.measure.harness import call_argv, resolve_backend
 from gpucomm.measure.resources import available_device_bytes, available_host_bytes, check_fits_memory, check_local_ranks
-from gpucomm.measure.results import SweepResults, TableReporter
+from gpucomm.measure.results import SweepResults, TableReporter, check_results_path
 from gpucomm.model.collectives import check_num_ranks
 from gpucomm.model.units import MiB
 
@@ -262,8 +263,8 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
     Raises
     ------
     GpucommError
-        Bad ranks/backend/dtype (before anything starts), or a rank that failed (its
-        message, with its rank).
+        Bad ranks/backend/dtype, CUDA graphs on gloo or a results file that cannot be
+        written (before anything starts), or a rank that failed (its message, with its rank).
     KeyboardInterrupt, Terminated
         After stopping every worker; records already written to ``config.out`` stay there.
     """
@@ -276,6 +277,9 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
         raise GpucommError(f"cannot start ranks from a program read from {main_file}: expected a script file, "
                            "a notebook, or `gpucomm bench --ranks N`")
     backend, _ = resolve_backend(config.backend, num_ranks, config.dtype, config.collective)  # fail before any start
+    check_backend_graphs(backend, config.graph_launches)
+    if config.out:
+        check_results_path(config.out)
     _check_resources(config, num_ranks, backend)
     results = SweepResults()
     total = len(config.sizes(num_ranks))
@@ -330,7 +334,8 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
               check: bool = True, dtype: str = "float32", op: str = "sum", backend: str = "auto",
               out: str | os.PathLike | None = None, max_seconds_per_size: float | None = None,
               timeout_s: float = DEFAULT_TIMEOUT_S, print_table: bool = True,
-              progress: bool | None = None, env: dict[str, str] | None = None) -> SweepResults:
+              progress: bool | None = None, env: dict[str, str] | None = None, step_bytes: int | str | None = None,
+              time_over_ranks: str = DEFAULT_TIME_OVER_RANKS, graph_launches: int = 0) -> SweepResults:
     """Measure a collective over a range of message sizes on ``num_ranks`` local ranks.
 
     For notebooks and scripts: the ranks are separate processes started here (one per
@@ -343,12 +348,12 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
     collective : str
         One of ``config.BENCH_COLLECTIVES``: ``all_reduce`` (default), ``all_gather``,
         ``reduce_scatter`` (not on gloo), ``broadcast``, ``all_to_all``, ``send_recv``
-        (ping-pong between ranks 0 and 1, one-way time).
+        (a ring: every rank sends to the next and receives from the previous, as nccl-tests).
     min_bytes, max_bytes : int or str
         Size range in bytes, or strings such as ``"64MiB"`` (nccl-tests ``-b``/``-e``):
         per rank, or the total buffer for all_gather, reduce_scatter and all_to_all.
     step_factor : int
-        Integer factor between sizes, >= 2 (``-f``).
+        Integer factor between sizes, >= 2 (``-f``); 0 or 1 adds ``step_bytes`` instead.
     iters, warmup_iters : int
         Timed iterations per block and warm-up iterations per size (``-n``, ``-w``).
     blocks : int
@@ -376,13 +381,22 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
         Environment variables for the rank processes only, set before torch starts there:
         ``{"NCCL_ALGO": "Ring"}``, ``{"NCCL_P2P_DISABLE": "1"}``. NCCL reads them when its
         communicator starts; gloo ignores them. They are recorded in ``meta["env"]``.
+    step_bytes : int or str or None
+        Increment between sizes with ``step_factor`` 0 or 1 (nccl-tests ``-i``; None: 1 MiB).
+    time_over_ranks : str
+        ``rank0``, ``avg``, ``min`` or ``max`` (default): how the ranks' times of a block become
+        one (nccl-tests ``-a`` 0 to 3).
+    graph_launches : int
+        0 (default), or N >= 1 launches of a CUDA graph of ``iters`` operations per timed block
+        (nccl-tests ``-G``; NCCL on GPUs only).
 
     Returns
     -------
     SweepResults
         A list of per-size records (``msg_bytes``, ``count``, ``time_s``,
-        ``algbw_bytes_per_s``, ``busbw_bytes_per_s``, ``num_wrong``, ...) with the metadata
-        record in ``.meta`` and the total of wrong elements in ``.num_wrong``.
+        ``algbw_bytes_per_s``, ``busbw_bytes_per_s``, ``num_wrong``, ``iter_p50_s``,
+        ``iter_p99_s``, ``out_of_place``, ``in_place``, ...: :mod:`gpucomm.measure.results`)
+        with the metadata record in ``.meta`` and the total of wrong elements in ``.num_wrong``.
 
     Raises
     ------
@@ -399,7 +413,8 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
     config = SweepConfig(collective=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
                          iters=iters, blocks=blocks, warmup_iters=warmup_iters, check=check, dtype=dtype, op=op, backend=backend,
                          out=None if out is None else os.fspath(out), max_seconds_per_size=max_seconds_per_size,
-                         timeout_s=timeout_s)
+                         timeout_s=timeout_s, step_bytes=step_bytes, time_over_ranks=time_over_ranks,
+                         graph_launches=graph_launches)
     # The metadata's "argv" records the call, as the CLI records its command line.
     config = replace(config, argv=call_argv("run_sweep", num_ranks=num_ranks, **{
         f.name: getattr(config, f.name) for f in fields(config) if f.name != "argv"}))

@@ -11,11 +11,25 @@ soon as that measurement finishes, so an interrupted run keeps every record it f
 
 Sweep result record fields (``"record": "result"``; SI units, the unit in the name)::
 
-    collective, msg_bytes, count, dtype, op, num_ranks, iters, warmup_iters,
-    time_s            time of one operation, the maximum over ranks
+    collective, msg_bytes, count, dtype, op, num_ranks, iters, blocks, warmup_iters,
+    time_s            time of one operation, reduced over ranks as -a says (the maximum by default)
     algbw_bytes_per_s msg_bytes / time_s
     busbw_bytes_per_s algbw * busbw_factor(collective, num_ranks)
-    num_wrong         wrong elements summed over ranks (None when the check is off)
+    num_wrong         wrong elements summed over ranks and checked placements (None when the check is off)
+    placement         which measurement the fields above are: "out_of_place" where torch.distributed
+                      has that call, else "in_place" (all_reduce, broadcast): what was measured
+                      before both placements were
+    root              nccl-tests' root column: the root rank of broadcast, else -1
+    iter_min_s, iter_p50_s, iter_p99_s, iter_max_s, iter_mean_s, iter_stdev_s
+                      that measurement's per-iteration times (each the maximum over ranks),
+                      None under CUDA graphs (gpucomm.measure.runner.iteration_stats)
+    out_of_place, in_place
+                      each measurement as nccl-tests prints it side by side: a dict of time_s,
+                      algbw_bytes_per_s, busbw_bytes_per_s, num_wrong (None where not checked),
+                      num_wrong_ranks, iters and the iter_* fields; None where not measured
+
+Records written before the out-of-place and in-place columns lack the fields from
+``placement`` on; the table prints their one measurement in its column.
 
 Copy records (``"record": "copy"``) and TP-layer records (``"record": "tp_layer"``) are
 described in their modules, with their tables (:data:`gpucomm.measure.copy_bandwidth.COPY_TABLE`,
@@ -30,15 +44,20 @@ output of nccl-tests' ``all_reduce_perf``.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from gpucomm import GpucommError
+from gpucomm.measure.config import CHUNKED_COLLECTIVES, PLACEMENTS
+from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.units import format_size, to_gb_per_s
 
 #: Version of the results-file layout (the ``schema`` field of every metadata record).
@@ -90,12 +109,16 @@ class Column:
         Characters, right-aligned, including the space that separates it from the previous column.
     cell : callable
         ``cell(record) -> str``, the text of this column for one record.
+    group : str
+        A title shared by consecutive columns, printed centred above them (nccl-tests'
+        ``out-of-place`` and ``in-place``); empty for none.
     """
 
     title: str
     unit: str
     width: int
     cell: Callable[[dict], str]
+    group: str = ""
 
 
 @dataclass(frozen=True)
@@ -120,8 +143,12 @@ class Table:
     mark: Callable[[dict], str] | None = None
 
     def header(self, meta: dict) -> str:
-        """The comment lines and the two lines of column titles printed before the first row."""
+        """The comment lines, the group titles (if any) and the two lines of column titles printed before the first row."""
         lines = list(self.comments(meta))
+        if any(c.group for c in self.columns):
+            groups = itertools.groupby(self.columns, key=lambda c: c.group)
+            line = "".join(f"{name:^{sum(c.width for c in cols)}}" for name, cols in ((n, list(g)) for n, g in groups))
+            lines.append(("#" + line[1:]).rstrip())
         lines.append("#" + "".join(f"{c.title:>{c.width}}" for c in self.columns)[1:])
         lines.append("#" + "".join(f"{c.unit:>{c.width}}" for c in self.columns)[1:])
         return "\n".join(lines)
@@ -158,14 +185,121 @@ def format_time_us(time_s: float) -> str:
     return f"{us:.0f}"
 
 
+def format_nccl_tests_number(value: float, width: int) -> str:
+    """A number in at most ``width`` characters as nccl-tests prints its table cells.
+
+    nccl-tests' ``getFloatStr`` (``src/util.cu``, v2.19.6): 2 decimals if they fit, else 1, else
+    none, else scientific notation; time is printed in 7 characters, algbw and busbw in 6.
+
+    Examples
+    --------
+    >>> format_nccl_tests_number(12.3456, 7), format_nccl_tests_number(12345.6, 7), format_nccl_tests_number(1234567.8, 7)
+    ('12.35', '12345.6', '1234568')
+    >>> format_nccl_tests_number(0.004, 6), format_nccl_tests_number(1234.5, 6)
+    ('0.00', '1234.5')
+    """
+    for spec in (".2f", ".1f", ".0f"):
+        text = f"{value:{spec}}"
+        if len(text) <= width:
+            return text
+    return f"{value:.1e}" if width >= 7 else f"{value:.0e}"
+
+
+def format_average(value: float) -> str:
+    """The average bus bandwidth of the summary: nccl-tests' ``%g`` (6 significant digits), never an exponent.
+
+    nccl-tests prints ``# Avg bus bandwidth    : %g``, which turns into scientific notation below
+    1e-4 GB/s (a CPU run of small sizes); here the same digits are written out instead.
+
+    Examples
+    --------
+    >>> format_average(224.86512), format_average(0.0679712345), format_average(0.0000512345), format_average(0.0)
+    ('224.865', '0.0679712', '0.0000512345', '0')
+    >>> format_average(3000000.0)
+    '3000000'
+    """
+    text = f"{value:g}"
+    if "e" not in text:
+        return text
+    digits = max(0, 5 - math.floor(math.log10(abs(value))))  # 6 significant digits, as %g
+    text = f"{value:.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def placement_record(record: dict, placement: str) -> dict | None:
+    """One measurement of a sweep record (``out_of_place`` or ``in_place``), or None where it was not measured.
+
+    A record written before both placements were measured (no ``out_of_place`` key) holds one
+    measurement at its top level: the in-place one for all_reduce and broadcast (torch's calls
+    work in place), the out-of-place one for the others.
+    """
+    if "out_of_place" in record or "in_place" in record:
+        return record.get(placement)
+    legacy = record.get("placement") or (
+        "in_place" if record.get("collective", "all_reduce") in ("all_reduce", "broadcast") else "out_of_place")
+    return record if placement == legacy else None
+
+
+def _measurements(record: dict) -> list[dict]:
+    return [m for m in (placement_record(record, p) for p in PLACEMENTS) if m is not None]
+
+
+def _half_cell(placement: str, cell: Callable[[dict], str]) -> Callable[[dict], str]:
+    """A column of one placement: empty where it was not measured (nccl-tests' null body)."""
+    def text(record: dict) -> str:
+        m = placement_record(record, placement)
+        return "" if m is None else cell(m)
+    return text
+
+
+def _iter_us(key: str) -> Callable[[dict], str]:
+    return lambda m: "N/A" if m.get(key) is None else format_nccl_tests_number(m[key] * 1e6, 7)
+
+
+def _iter_cv(m: dict) -> str:
+    if m.get("iter_mean_s") is None or m.get("iter_stdev_s") is None:
+        return "N/A"
+    return format_nccl_tests_number(100 * m["iter_stdev_s"] / m["iter_mean_s"] if m["iter_mean_s"] > 0 else 0.0, 7)
+
+
+def _placement_columns(placement: str, per_iteration: bool) -> tuple[Column, ...]:
+    """nccl-tests' columns of one placement: time algbw busbw #wrong (then i_min i_max i_p99 i_cv% with ``-I 1``)."""
+    title = placement.replace("_", "-") + (" (+ per-iteration)" if per_iteration else "")
+    cells = [
+        ("time", "(us)", 9, lambda m: format_nccl_tests_number(m["time_s"] * 1e6, 7)),
+        ("algbw", "(GB/s)", 8, lambda m: format_nccl_tests_number(to_gb_per_s(m["algbw_bytes_per_s"]), 6)),
+        ("busbw", "(GB/s)", 8, lambda m: format_nccl_tests_number(to_gb_per_s(m["busbw_bytes_per_s"]), 6)),
+        ("#wrong", "", 8, lambda m: "N/A" if m.get("num_wrong") is None else str(m["num_wrong"])),
+    ]
+    if per_iteration:
+        cells += [("i_min", "(us)", 9, _iter_us("iter_min_s")), ("i_max", "(us)", 9, _iter_us("iter_max_s")),
+                  ("i_p99", "(us)", 9, _iter_us("iter_p99_s")), ("i_cv%", "(%)", 9, _iter_cv)]
+    return tuple(Column(name, unit, width, _half_cell(placement, cell), group=title) for name, unit, width, cell in cells)
+
+
+def _count_cell(record: dict) -> str:
+    """Elements as nccl-tests prints them: per rank for the chunked collectives (``paramcount``)."""
+    if record.get("collective") in CHUNKED_COLLECTIVES and record.get("num_ranks"):
+        return str(record["count"] // record["num_ranks"])
+    return str(record["count"])
+
+
+_OVER_RANKS = {"rank0": "rank 0's time (-a 0)", "avg": "the mean over ranks (-a 1)",
+               "min": "the minimum over ranks (-a 2)",
+               "max": "the maximum over ranks (-a 3; nccl-tests' default -a 1 is the mean)"}
+
+
 def _sweep_comments(meta: dict) -> list[str]:
     m = meta.get
+    step = (f"+{format_size(m('step_bytes'))}" if m("step_bytes") and (m("step_factor") or 0) <= 1
+            else f"x{m('step_factor', '?')}")
     lines = [
         f"# gpucomm.measure {m('collective', '?')}: {m('num_ranks', '?')} ranks, backend {m('backend', '?')}, "
         f"{m('dtype', '?')} {m('op', '?')}, {format_size(m('min_bytes', 0))} to {format_size(m('max_bytes', 0))} "
-        f"step x{m('step_factor', '?')}, iters {m('iters', '?')}"
+        f"step {step}, iters {m('iters', '?')}"
         + (f" x {m('blocks')} blocks" if m("blocks", 1) > 1 else "") + ", "
-        f"warm-up {m('warmup_iters', '?')}, check {int(bool(m('check', 0)))}",
+        f"warm-up {m('warmup_iters', '?')}, check {int(bool(m('check', 0)))}"
+        + (f", graph {m('graph_launches')}" if m("graph_launches") else ""),
     ]
     if meta.get("backend_note"):
         lines.append(f"# {meta['backend_note']}")
@@ -173,38 +307,84 @@ def _sweep_comments(meta: dict) -> list[str]:
         lines.append(f"#  rank {rank:3d} on {host}: {device}")
     if meta.get("timing_note"):
         lines.append(f"# {meta['timing_note']}")
+    if meta.get("op_ignored"):
+        lines.append(f"# -o {m('requested_op')} ignored: {m('collective')} does not reduce (redop none, as nccl-tests)")
+    if meta.get("placement_note"):
+        lines.append(f"# {meta['placement_note']}")
+    if m("graph_launches"):
+        lines.append(f"# -G {m('graph_launches')}: each timed block launches a CUDA graph of iters operations "
+                     f"{m('graph_launches')} times; time = block / (iters x {m('graph_launches')})")
     median = ", median of blocks" if m("blocks", 1) > 1 else ""
-    lines.append(f"# time: one operation, the maximum over ranks{median}; GB/s = 1e9 B/s; "
+    over = _OVER_RANKS.get(m("time_over_ranks") or "max", "?")
+    lines.append(f"# time: one operation, {over}{median}; GB/s = 1e9 B/s; "
                  f"busbw = algbw * {m('busbw_factor', '?')} (nccl-tests doc/PERFORMANCE.md)")
     return lines
 
 
+def _per_iteration_comments(meta: dict) -> list[str]:
+    return _sweep_comments(meta) + [
+        "# i_*: per-iteration times, each the maximum over ranks (nccl-tests -I 1); i_p99 nearest rank "
+        "(i_max below 100 iterations); i_cv% = stdev / mean"]
+
+
 def _sweep_summary(records: list[dict]) -> list[str]:
-    """Wrong elements and the average busbw, as nccl-tests ends its output."""
-    checked = [r for r in records if r.get("num_wrong") is not None]
-    wrong = sum(r["num_wrong"] for r in checked)
-    status = "N/A (check off)" if not checked else ("OK" if wrong == 0 else "FAILED")
-    avg = sum(r["busbw_bytes_per_s"] for r in records) / len(records) if records else 0.0
-    return [f"# Wrong elements     : {wrong} {status}",
-            f"# Avg bus bandwidth  : {to_gb_per_s(avg):.4g} GB/s over {len(records)} sizes"]
+    """The summary lines of nccl-tests (``writeResultFooter``, ``src/util.cu``, v2.19.6), and the 1-rank note.
+
+    ``Out of bounds values`` counts, as nccl-tests, the measurements (size and placement) with a
+    wrong element, once per rank that saw one; ``Avg bus bandwidth`` is the mean busbw of every
+    measurement, out-of-place and in-place, in GB/s.
+    """
+    measured = [m for r in records for m in _measurements(r)]
+    checked = [m for m in measured if m.get("num_wrong") is not None]
+    out_of_bounds = sum(m["num_wrong_ranks"] if m.get("num_wrong_ranks") is not None else int(m["num_wrong"] > 0)
+                        for m in checked)
+    status = f"{out_of_bounds} {'FAILED' if out_of_bounds else 'OK'}" if checked else "N/A (check off)"
+    avg = sum(to_gb_per_s(m["busbw_bytes_per_s"]) for m in measured) / len(measured) if measured else 0.0
+    lines = [f"# {'Out of bounds values':<20} : {status}",
+             f"# {'Avg bus bandwidth':<20} : {format_average(avg)}"]
+    one_rank = {r.get("collective") for r in records if r.get("num_ranks") == 1 and r.get("collective")}
+    for collective in sorted(c for c in one_rank if busbw_factor(c, 1) == 0):
+        lines.append(f"# busbw is 0 on 1 rank by definition: {collective}'s bus factor is 0 at n = 1, no data "
+                     "crosses a link (nccl-tests doc/PERFORMANCE.md); algbw is the figure to read")
+    return lines
 
 
-#: The collective sweep's table (the columns of nccl-tests' ``all_reduce_perf``, out-of-place only).
-SWEEP_TABLE = Table(
-    columns=(
-        Column("size", "(B)", 12, lambda r: str(r["msg_bytes"])),
-        Column("count", "(elements)", 13, lambda r: str(r["count"])),
-        Column("type", "", 9, lambda r: r["dtype"]),
-        Column("redop", "", 6, lambda r: r["op"]),
-        Column("time", "(us)", 10, lambda r: format_time_us(r["time_s"])),
-        Column("algbw", "(GB/s)", 8, lambda r: f"{to_gb_per_s(r['algbw_bytes_per_s']):.2f}"),
-        Column("busbw", "(GB/s)", 8, lambda r: f"{to_gb_per_s(r['busbw_bytes_per_s']):.2f}"),
-        Column("#wrong", "", 7, lambda r: "N/A" if r.get("num_wrong") is None else str(r["num_wrong"])),
-    ),
-    comments=_sweep_comments,
-    summary=_sweep_summary,
-    mark=lambda r: "  WRONG" if r.get("num_wrong") else "",
-)
+def _wrong_mark(record: dict) -> str:
+    return "  WRONG" if record.get("num_wrong") or any(m.get("num_wrong") for m in _measurements(record)) else ""
+
+
+def sweep_table(per_iteration: bool = False) -> Table:
+    """The collective sweep's table: nccl-tests' columns, out-of-place then in-place.
+
+    Parameters
+    ----------
+    per_iteration : bool
+        Add nccl-tests' ``-I 1`` columns to each placement: ``i_min``, ``i_max``, ``i_p99``
+        (us) and ``i_cv%`` from the per-iteration times of the records.
+
+    Returns
+    -------
+    Table
+        ``size count type redop root``, then ``time algbw busbw #wrong`` for each placement, as
+        ``all_reduce_perf`` prints them (``count`` per rank for the chunked collectives; the
+        columns of a placement torch.distributed cannot run stay empty).
+    """
+    return Table(
+        columns=(
+            Column("size", "(B)", 12, lambda r: str(r["msg_bytes"])),
+            Column("count", "(elements)", 14, _count_cell),
+            Column("type", "", 10, lambda r: r["dtype"]),
+            Column("redop", "", 8, lambda r: r["op"]),
+            Column("root", "", 8, lambda r: str(r.get("root", 0 if r.get("collective") == "broadcast" else -1))),
+        ) + _placement_columns("out_of_place", per_iteration) + _placement_columns("in_place", per_iteration),
+        comments=_per_iteration_comments if per_iteration else _sweep_comments,
+        summary=_sweep_summary,
+        mark=_wrong_mark,
+    )
+
+
+#: The collective sweep's table (the columns of nccl-tests' ``all_reduce_perf``, out-of-place and in-place).
+SWEEP_TABLE = sweep_table()
 
 
 def format_header(meta: dict) -> str:
@@ -218,7 +398,7 @@ def format_row(record: dict) -> str:
 
 
 def format_footer(records: list[dict]) -> str:
-    """Summary lines after the last row: wrong elements and the average busbw (as nccl-tests)."""
+    """Summary lines after the last row: out-of-bounds values and the average busbw (as nccl-tests)."""
     return SWEEP_TABLE.footer(records)
 
 
@@ -284,6 +464,40 @@ class TableReporter:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def check_results_path(path: str | os.PathLike) -> None:
+    """Raise unless a results file can be written at ``path`` (checked before any rank starts).
+
+    The file must not be a folder, and either exist and open for writing, or the nearest
+    folder on its path that exists must take a new file (tried with a temporary file, which
+    also holds for root, whom permission bits do not stop); folders missing below it are
+    created by :class:`ResultsWriter`.
+
+    Raises
+    ------
+    GpucommError
+        One line: what is in the way, and ``expected --out in a folder you can write to, or --no-out``.
+    """
+    path = Path(path)
+    fix = "expected --out in a folder you can write to, or --no-out"
+    try:
+        if path.is_dir():
+            raise GpucommError(f"results file {str(path)!r} is a folder: expected a file name such as "
+                               f"{str(path / 'sweep.jsonl')!r}, or --no-out")
+        if path.exists():
+            with open(path, "a", encoding="utf-8"):  # appending nothing leaves the file as it is
+                return
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise GpucommError(f"results file {str(path)!r} cannot be written: {str(folder)!r} is a file, not a folder: "
+                               f"{fix}")
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".gpucomm-write-test-"):
+            pass
+    except OSError as exc:
+        raise GpucommError(f"results file {str(path)!r} cannot be written: {exc.strerror or exc}: {fix}") from None
 
 
 class ResultsWriter:

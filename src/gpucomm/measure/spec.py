@@ -10,6 +10,13 @@ the collective's file in :mod:`gpucomm.model.collectives`. To measure one more c
 ``gpucomm/measure/collectives/<name>.py`` with a spec named ``<NAME>``: :data:`SPEC_MODULES` and
 ``config.BENCH_COLLECTIVES`` list the modules found there.
 
+Buffers follow nccl-tests' ``*GetCollByteCount``: a collective states its send and receive
+element counts and, for the in-place run, where in one shared buffer its input and output
+begin (:class:`Counts`); :meth:`CollectiveSpec.alloc` builds either placement from that
+(``startColl`` in ``src/common.cu``: in place, the send buffer is the receive buffer plus
+``sendInplaceOffset * rank``). A collective states which placements torch.distributed can run
+(all_reduce and broadcast exist in place only there) and which nccl-tests does not check.
+
 Correctness inputs are small integers, periodic in the element index, chosen so that the
 reduction over ranks is exact in every supported dtype (float32, float64, float16 and
 bfloat16 hold all integers up to 2048, 2**53, 2048 and 256): then "wrong" means "not
@@ -24,14 +31,14 @@ import math
 import importlib
 from dataclasses import dataclass
 from functools import reduce
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import torch
 import torch.distributed as dist
 
 from gpucomm import GpucommError
 from gpucomm.measure.collectives import spec_module
-from gpucomm.measure.config import BENCH_COLLECTIVES, DTYPE_BYTES
+from gpucomm.measure.config import BENCH_COLLECTIVES, DTYPE_BYTES, PLACEMENTS
 from gpucomm.model.collectives import busbw_factor
 
 #: Period of the correctness pattern along the element index.
@@ -43,6 +50,45 @@ REDUCE_OPS = {"sum": dist.ReduceOp.SUM, "prod": dist.ReduceOp.PRODUCT, "max": di
 _PY_REDUCE = {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "max": max, "min": min}
 
 
+class Counts(NamedTuple):
+    """Element counts of one rank's buffers (nccl-tests ``*GetCollByteCount``).
+
+    Attributes
+    ----------
+    send, recv : int
+        Elements of the input and of the output.
+    send_in_place_offset, recv_in_place_offset : int
+        In place, the input begins ``send_in_place_offset * rank`` elements into the shared
+        buffer and the output ``recv_in_place_offset * rank`` (all_gather: the input is this
+        rank's chunk of the output; reduce_scatter: the output is this rank's chunk of the input).
+    """
+
+    send: int
+    recv: int
+    send_in_place_offset: int = 0
+    recv_in_place_offset: int = 0
+
+
+class Buffers(NamedTuple):
+    """One rank's buffers for one measurement.
+
+    Attributes
+    ----------
+    send, recv : torch.Tensor
+        Input and output; in place, views of one buffer (the same view where the offsets are 0).
+    rank, num_ranks : int
+        The rank that owns them and the number of ranks.
+    in_place : bool
+        Which placement they were built for.
+    """
+
+    send: torch.Tensor
+    recv: torch.Tensor
+    rank: int
+    num_ranks: int
+    in_place: bool
+
+
 @dataclass(frozen=True)
 class CollectiveSpec:
     """The per-collective part of a benchmark.
@@ -51,31 +97,36 @@ class CollectiveSpec:
     ----------
     name : str
         torch.distributed spelling, a key of :func:`gpucomm.model.collectives.busbw_factor`.
-    alloc : callable
-        ``alloc(count, dtype, device, num_ranks) -> buffers``: zero-filled buffers for
-        ``count`` elements per rank (zeros stay zeros under every reduction, so timed
-        iterations never overflow or produce denormals).
+    counts : callable
+        ``counts(count, num_ranks) -> Counts`` for a sweep size of ``count`` elements in the
+        collective's size convention (per rank, or the total where chunked).
     run : callable
-        ``run(buffers, op) -> None``: one blocking collective call (op is a ``ReduceOp``).
-    fill : callable
-        ``fill(buffers, rank, num_ranks, op_name) -> None``: exact inputs for the check.
-    count_wrong : callable
-        ``count_wrong(buffers, rank, num_ranks, op_name) -> int``: elements of this rank's
-        output that differ from the exact expected value.
-    ops_per_run : int
-        Operations one ``run`` call performs; the reported time is the time of a call
-        divided by it (send_recv: a round trip is two one-way transfers).
+        ``run(buffers, op) -> None``: one blocking call from ``buffers.send`` into
+        ``buffers.recv`` (op is a ``ReduceOp``, ignored where nothing is reduced).
+    inputs : callable
+        ``inputs(buffers, op_name) -> tensor``: the exact inputs of the check, for ``buffers.send``.
+    expected : callable
+        ``expected(buffers, op_name) -> tensor``: what ``buffers.recv`` must hold after one ``run``.
+    placements : tuple of str
+        The placements of ``config.PLACEMENTS`` that torch.distributed can run.
+    unchecked : tuple of str
+        Placements that are timed but not checked, as in nccl-tests (``reportErrors = in_place ?
+        0 : 1`` in ``src/alltoall.cu`` and ``src/sendrecv.cu``): their ``#wrong`` is N/A.
+    placement_note : str
+        A line for the table header when a placement is missing or unchecked, saying why.
     timing_note : str
         A line for the results metadata and table header when the time means something
-        other than "one call" (send_recv: one-way time, half the round trip).
+        other than "one call of the collective" (empty otherwise).
     """
 
     name: str
-    alloc: Callable[[int, torch.dtype, torch.device, int], Any]
-    run: Callable[[Any, Any], None]
-    fill: Callable[[Any, int, int, str], None]
-    count_wrong: Callable[[Any, int, int, str], int]
-    ops_per_run: int = 1
+    counts: Callable[[int, int], Counts]
+    run: Callable[[Buffers, Any], None]
+    inputs: Callable[[Buffers, str], torch.Tensor]
+    expected: Callable[[Buffers, str], torch.Tensor]
+    placements: tuple[str, ...] = PLACEMENTS
+    unchecked: tuple[str, ...] = ()
+    placement_note: str = ""
     timing_note: str = ""
 
     def busbw_factor(self, num_ranks: int) -> float:
@@ -103,6 +154,56 @@ class CollectiveSpec:
             ``count * elem_bytes``, in bytes.
         """
         return count * elem_bytes
+
+    def alloc(self, count: int, dtype: torch.dtype, device: torch.device, num_ranks: int, *,
+              rank: int | None = None, in_place: bool = False) -> Buffers:
+        """Zero-filled buffers for one measurement (zeros stay zeros under every reduction, so
+        timed iterations never overflow or produce denormals).
+
+        Parameters
+        ----------
+        count : int
+            The sweep size in elements (see :meth:`msg_bytes`).
+        dtype, device
+            Element type and where the buffers live.
+        num_ranks : int
+            Ranks in the group.
+        rank : int or None
+            The rank that owns the buffers (None: this process's rank in the default group).
+        in_place : bool
+            Build the in-place placement: input and output are views of one buffer.
+
+        Raises
+        ------
+        GpucommError
+            The placement is not one of :attr:`placements`.
+        """
+        placement = PLACEMENTS[1] if in_place else PLACEMENTS[0]
+        if placement not in self.placements:
+            raise GpucommError(f"{self.name} has no {placement.replace('_', '-')} call in torch.distributed: "
+                               f"expected one of {', '.join(self.placements)}")
+        rank = this_rank() if rank is None else rank
+        c = self.counts(count, num_ranks)
+        if not in_place:
+            send = torch.zeros(c.send, dtype=dtype, device=device)
+            recv = torch.zeros(c.recv, dtype=dtype, device=device)
+            return Buffers(send, recv, rank, num_ranks, False)
+        send_at, recv_at = c.send_in_place_offset * rank, c.recv_in_place_offset * rank
+        shared = torch.zeros(max(send_at + c.send, recv_at + c.recv), dtype=dtype, device=device)
+        return Buffers(shared[send_at:send_at + c.send], shared[recv_at:recv_at + c.recv], rank, num_ranks, True)
+
+    def fill(self, buffers: Buffers, op: str) -> None:
+        """Zero the output, then write the exact inputs (in that order: in place they overlap)."""
+        buffers.recv.zero_()
+        buffers.send.copy_(self.inputs(buffers, op))
+
+    def count_wrong(self, buffers: Buffers, op: str) -> int:
+        """Elements of this rank's output that differ from the exact expected value."""
+        return int((buffers.recv != self.expected(buffers, op)).sum().item())
+
+    def checked(self, placement: str) -> bool:
+        """Whether nccl-tests checks the result of ``placement`` (else its ``#wrong`` is N/A)."""
+        return placement not in self.unchecked
 
 
 def input_value(rank: int, index: int, op: str) -> int:

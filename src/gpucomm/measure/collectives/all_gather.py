@@ -2,7 +2,8 @@
 
 Each of the ``n`` ranks contributes a chunk of ``count / n`` elements and receives all
 ``n`` chunks: ``count`` is the *total* output buffer, as nccl-tests' ``S``
-(:mod:`gpucomm.model.collectives.all_gather`, which also gives the busbw factor).
+(:mod:`gpucomm.model.collectives.all_gather`, which also gives the busbw factor). In place,
+each rank's input is its own chunk of the output (``sendInplaceOffset = count / n``).
 
 Check: rank ``r`` sends :func:`~gpucomm.measure.spec.tag_value` of source ``r``; chunk ``q``
 of every output must hold source ``q``'s tags, so a chunk in the wrong slot is wrong.
@@ -13,40 +14,36 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from gpucomm.measure.spec import CollectiveSpec, chunk_tags
+from gpucomm.measure.spec import Buffers, CollectiveSpec, Counts, chunk_tags
 
 # torch >= 2.13 names it all_gather_single (all_gather_into_tensor is deprecated there).
 _all_gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 
 
-def _alloc(count: int, dtype: torch.dtype, device: torch.device, num_ranks: int):
+def _counts(count: int, num_ranks: int) -> Counts:
     chunk = count // num_ranks
-    return torch.zeros(chunk, dtype=dtype, device=device), torch.zeros(chunk * num_ranks, dtype=dtype, device=device)
+    return Counts(chunk, chunk * num_ranks, send_in_place_offset=chunk)
 
 
-def _run(buffers, op) -> None:
-    send, recv = buffers
-    _all_gather(recv, send)
+def _run(buffers: Buffers, op) -> None:
+    _all_gather(buffers.recv, buffers.send)
 
 
-def _fill(buffers, rank: int, num_ranks: int, op: str) -> None:
-    send, recv = buffers
-    send.copy_(chunk_tags(rank, 0, send.numel(), send))
-    recv.zero_()
+def _inputs(buffers: Buffers, op: str) -> torch.Tensor:
+    return chunk_tags(buffers.rank, 0, buffers.send.numel(), buffers.send)
 
 
-def _count_wrong(buffers, rank: int, num_ranks: int, op: str) -> int:
-    send, recv = buffers
-    expected = torch.cat([chunk_tags(q, 0, send.numel(), recv) for q in range(num_ranks)])
-    return int((recv != expected).sum().item())
+def _expected(buffers: Buffers, op: str) -> torch.Tensor:
+    chunk = buffers.recv.numel() // buffers.num_ranks
+    return torch.cat([chunk_tags(q, 0, chunk, buffers.recv) for q in range(buffers.num_ranks)])
 
 
 ALL_GATHER = CollectiveSpec(
     name="all_gather",
-    alloc=_alloc,
+    counts=_counts,
     run=_run,
-    fill=_fill,
-    count_wrong=_count_wrong,
+    inputs=_inputs,
+    expected=_expected,
 )
 
 __all__ = ["ALL_GATHER"]

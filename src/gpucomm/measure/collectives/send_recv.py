@@ -1,23 +1,17 @@
-"""send_recv: a ping-pong between ranks 0 and 1; the time reported is one way, half the round trip.
+"""send_recv: a ring, as nccl-tests' ``sendrecv_perf`` (``src/sendrecv.cu``, v2.19.6).
 
-Rank 0 sends ``count`` elements to rank 1, which receives them and sends them back; rank 0
-receives them. One ``run`` is that round trip, and the runner divides its time by
-:attr:`~gpucomm.measure.spec.CollectiveSpec.ops_per_run` = 2: the reported ``time_s`` is the
-**one-way** time of one message, half the round trip, as in OSU's ``osu_latency``
-(https://mvapich.cse.ohio-state.edu/benchmarks/). ``S = count * elem_bytes``,
-``algbw = S / time_s`` and ``busbw = algbw`` (factor 1): the rate of one direction of the
-link, comparable to a per-direction link bandwidth. Ranks 2 and up, if any, wait.
+Every rank sends its ``count`` elements to rank ``r + 1`` and receives ``count`` elements from
+rank ``r - 1`` (modulo the number of ranks), both in one group of calls (nccl-tests:
+``ncclGroupStart(); ncclSend(..., sendPeer); ncclRecv(..., recvPeer); ncclGroupEnd()``; here
+``dist.batch_isend_irecv``, which NCCL runs as one group too). The time is that of one such
+exchange, ``S = count * elem_bytes``, ``algbw = S / time_s`` and ``busbw = algbw`` (factor 1,
+``SendRecvGetBw``). On 2 ranks both directions of the link carry data at once.
 
-This is **not** nccl-tests' ``sendrecv_perf`` (``src/sendrecv.cu``), where every rank sends
-to ``rank + 1`` and receives from ``rank - 1`` at the same time (on 2 ranks: both
-directions of the link busy at once) and the time is one such exchange. On a full-duplex
-link the two agree on busbw for large messages, since each direction runs at its own rate;
-the ping-pong's one-way time is the plainer latency (no concurrent traffic). On gloo,
-``dist.send`` returns only when the message is handed over, so one direction is timed at a
-time as well.
+In place, one buffer is sent and received into: nccl-tests times that run but does not check it
+(``args->reportErrors = in_place ? 0 : 1`` in ``SendRecvInitData``), so its ``#wrong`` is N/A.
 
-Check: rank 0 sends :func:`~gpucomm.measure.spec.tag_value` of source 0; rank 1 must receive
-them and rank 0 must get them back in a separate, zeroed receive buffer.
+Check: rank ``r`` sends :func:`~gpucomm.measure.spec.tag_value` of source ``r``; it must
+receive the tags of source ``r - 1``, so data from the wrong neighbour is wrong.
 """
 
 from __future__ import annotations
@@ -25,51 +19,49 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from gpucomm.measure.spec import CollectiveSpec, chunk_tags, this_rank
-
-PING, PONG = 0, 1
+from gpucomm.measure.spec import Buffers, CollectiveSpec, Counts, chunk_tags
 
 
-def _alloc(count: int, dtype: torch.dtype, device: torch.device, num_ranks: int):
-    send = torch.zeros(count, dtype=dtype, device=device)
-    recv = torch.zeros(count, dtype=dtype, device=device)
-    return send, recv, this_rank()
+def send_peer(rank: int, num_ranks: int) -> int:
+    """The rank this rank sends to: the next one round the ring (``sendPeer`` in nccl-tests)."""
+    return (rank + 1) % num_ranks
 
 
-def _run(buffers, op) -> None:
-    send, recv, rank = buffers
-    if rank == PING:
-        dist.send(send, dst=PONG)
-        dist.recv(recv, src=PONG)
-    elif rank == PONG:
-        dist.recv(recv, src=PING)
-        dist.send(recv, dst=PING)
+def recv_peer(rank: int, num_ranks: int) -> int:
+    """The rank this rank receives from: the previous one round the ring (``recvPeer``)."""
+    return (rank - 1) % num_ranks
 
 
-def _fill(buffers, rank: int, num_ranks: int, op: str) -> None:
-    send, recv, _ = buffers
-    if rank == PING:
-        send.copy_(chunk_tags(PING, 0, send.numel(), send))
-    else:
-        send.zero_()
-    recv.zero_()
+def _counts(count: int, num_ranks: int) -> Counts:
+    return Counts(count, count)
 
 
-def _count_wrong(buffers, rank: int, num_ranks: int, op: str) -> int:
-    send, recv, _ = buffers
-    if rank not in (PING, PONG):
-        return 0
-    return int((recv != chunk_tags(PING, 0, recv.numel(), recv)).sum().item())
+def _run(buffers: Buffers, op) -> None:
+    rank, n = buffers.rank, buffers.num_ranks
+    ops = [dist.P2POp(dist.isend, buffers.send, send_peer(rank, n)),
+           dist.P2POp(dist.irecv, buffers.recv, recv_peer(rank, n))]
+    for request in dist.batch_isend_irecv(ops):
+        request.wait()
+
+
+def _inputs(buffers: Buffers, op: str) -> torch.Tensor:
+    return chunk_tags(buffers.rank, 0, buffers.send.numel(), buffers.send)
+
+
+def _expected(buffers: Buffers, op: str) -> torch.Tensor:
+    return chunk_tags(recv_peer(buffers.rank, buffers.num_ranks), 0, buffers.recv.numel(), buffers.recv)
 
 
 SEND_RECV = CollectiveSpec(
     name="send_recv",
-    alloc=_alloc,
+    counts=_counts,
     run=_run,
-    fill=_fill,
-    count_wrong=_count_wrong,
-    ops_per_run=2,
-    timing_note="send_recv: ping-pong between ranks 0 and 1; time = one way, half the round trip",
+    inputs=_inputs,
+    expected=_expected,
+    unchecked=("in_place",),
+    placement_note="in-place #wrong: N/A, nccl-tests does not check in-place sendrecv (src/sendrecv.cu)",
+    timing_note="send_recv: every rank sends to rank + 1 and receives from rank - 1 at once, a ring "
+                "(nccl-tests sendrecv_perf)",
 )
 
-__all__ = ["SEND_RECV"]
+__all__ = ["SEND_RECV", "send_peer", "recv_peer"]
