@@ -20,7 +20,8 @@ spec, all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv
     The per-collective specification (nccl-tests keeps one small file per collective):
     buffers, the call, exact inputs for the correctness pass, the bus-bandwidth factor.
 runner
-    One rank's sweep: per size, the harness's timed blocks, then the correctness pass.
+    One rank's sweep: per size, out-of-place then in-place as nccl-tests, the harness's timed
+    blocks (with per-iteration times), then the correctness pass.
 launch
     :func:`run_sweep`: start N local ranks (spawn) and collect their records; also used by
     ``gpucomm bench --ranks N``; its ``launch_workers`` starts the TP layer's ranks too.
