@@ -218,14 +218,16 @@ def measure_placement(spec: CollectiveSpec, config: SweepConfig, buffers: Buffer
         spec.run(buffers, op)
 
     iters = config.iters
-    if config.warmup_iters or config.max_seconds_per_size:
+    launches = config.graph_launches
+    # Before a capture at least one eager call, as nccl-tests' "Sync" call in BenchTime: NCCL connects
+    # peers lazily, and a connection made during capture would allocate memory there.
+    if config.warmup_iters or config.max_seconds_per_size or launches:
         # The warm-up is timed as a block: its time sizes the timed blocks under --max-seconds-per-size.
         warm_s = time_block_s(run, max(1, config.warmup_iters), device=device, across_ranks=True)
         if config.max_seconds_per_size:
             # All ranks must run the same number of operations: agree on the slowest estimate.
             warm_s = max_over_ranks(warm_s, device)
             iters = max(1, min(config.iters, int(config.max_seconds_per_size / max(warm_s, 1e-9))))
-    launches = config.graph_launches
     graph = capture_graph(run, iters, device) if launches else None
     block_times_s: list[float] = []
     iteration_s: list[float] = []
