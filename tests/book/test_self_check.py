@@ -1,7 +1,7 @@
 """The graded self-checks of the book (``book/_ext/book_self_check.py``).
 
-Fast tests: every chapter's questions are graded self-checks (no hidden-answer dropdown left) and
-the extension's helpers. Slow tests (``-m slow``): in headless Chromium, on every built page with a
+Fast tests: the questions of every chapter and lab are graded self-checks (no hidden-answer
+dropdown left), and the extension's helpers. Slow tests (``-m slow``): in headless Chromium, on every built page with a
 self-check, one question answered right and one wrong gives the matching verdict and shows the
 explanation, no request leaves 127.0.0.1, and at phone width (390x844) no control is covered.
 Screenshots (desktop 1280x800 and phone 390x844) go to ``<html>/../screenshots/self_check/``.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import http.server
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -32,7 +33,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
-CHAPTERS = sorted((ROOT / "book").glob("*.md"))
+# Every page whose questions end in a self-check: the chapters and the labs (their notebooks' markdown).
+QUIZ_SOURCES = sorted((ROOT / "book").glob("*.md")) + sorted((ROOT / "labs").glob("*.ipynb"))
+QUIZ_HEADINGS = ("## Check yourself", "## Questions")
 
 
 def _extension():
@@ -44,16 +47,25 @@ def _extension():
 
 # --- fast: the sources ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_every_question_is_graded(chapter):
-    """A chapter's "Check yourself" questions each end in a self-check, none in a hidden answer."""
-    text = chapter.read_text(encoding="utf-8")
-    assert "{admonition} Answer" not in text, f"{chapter.name}: a hidden-answer dropdown is left"
-    if "## Check yourself" in text:
-        quiz = text.split("## Check yourself", 1)[1].split("\n## ", 1)[0]
-        questions = re.findall(r"^\d+\. ", quiz, flags=re.M)
-        checks = quiz.count("```{self-check}")
-        assert questions and checks == len(questions), f"{chapter.name}: {len(questions)} questions, {checks} checks"
+def page_text(path: Path) -> str:
+    """A page's text: the file itself, or a notebook's markdown cells joined."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", QUIZ_SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_question_is_graded(page):
+    """A page's questions each end in a self-check, none in a hidden answer."""
+    text = page_text(page)
+    assert "{admonition} Answer" not in text, f"{page.name}: a hidden-answer dropdown is left"
+    for heading in QUIZ_HEADINGS:
+        if heading in text:
+            quiz = text.split(heading, 1)[1].split("\n## ", 1)[0]
+            questions = re.findall(r"^\d+\. ", quiz, flags=re.M)
+            checks = quiz.count("```{self-check}")
+            assert questions and checks == len(questions), f"{page.name}: {len(questions)} questions, {checks} checks"
 
 
 def test_helpers():
