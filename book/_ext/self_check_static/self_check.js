@@ -18,7 +18,10 @@
       var picked = check.querySelector("input[type=radio]:checked");
       if (!picked) return { ok: null, text: "Pick one of the choices first." };
       var ok = picked.value === d.correct;
-      return { ok: ok, text: ok ? "Right." : "Wrong: that is not the best answer." };
+      // Once answered, the right choice is marked whichever was picked; the explanation says why.
+      var right = check.querySelector('input[type=radio][value="' + d.correct + '"]');
+      right.closest("label").classList.add("gc-check-correct");
+      return { ok: ok, text: ok ? "Right." : "Wrong: the right answer is marked." };
     }
     var given = readNumber(check.querySelector(".gc-check-number").value);
     if (isNaN(given)) return { ok: null, text: "Type a number first." };
@@ -26,7 +29,8 @@
     var allowed = d.tolKind === "rel" ? Math.abs(answer) * tol : tol;
     var ok2 = Math.abs(given - answer) <= allowed + 1e-12;
     var unit = d.unit ? " " + d.unit : "";
-    var shown = +answer.toPrecision(4);
+    // A count (bytes) in full, with separators; a rate or a time to 4 significant digits.
+    var shown = Number.isInteger(answer) ? answer.toLocaleString("en-US") : String(+answer.toPrecision(4));
     return {
       ok: ok2,
       text: ok2 ? "Right: " + shown + unit + "."
