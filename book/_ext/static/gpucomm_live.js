@@ -22,26 +22,33 @@
   const PACKAGE_URL = STATIC + script.dataset.package;
   const SITE_DIR = "/home/pyodide/gpucomm-live";  // where the package zip is unpacked, put on sys.path
 
-  const live = window.gpucommLive = window.gpucommLive || {updates: [], runtime: null, loadMs: null};
+  // updates: one record per recompute ({calculator, field, first, ok, ms, message, messageField});
+  // firstInteraction: performance.now() of the reader's first pointer, focus or key on a panel's controls,
+  // which starts loading Python (so its download overlaps the typing); loadMs: Python ready, from that.
+  const live = window.gpucommLive = window.gpucommLive ||
+    {updates: [], runtime: null, firstInteraction: null, loadMs: null, firstResult: null, phases: {}};
 
   // One Python runtime per page, started by the first change on any panel.
   function startPython() {
     if (!live.runtime) {
       live.runtime = (async () => {
         const started = performance.now();
+        const mark = what => { live.phases[what] = performance.now() - started; };
         const {loadPyodide} = await import(PYODIDE_URL + "pyodide.mjs");
         const [pyodide, zip] = await Promise.all([
-          loadPyodide({indexURL: PYODIDE_URL}),
+          loadPyodide({indexURL: PYODIDE_URL}).then(py => { mark("runtime"); return py; }),
           fetch(PACKAGE_URL).then(r => {
             if (!r.ok) throw new Error(`${PACKAGE_URL}: HTTP ${r.status}`);
             return r.arrayBuffer();
           }),
         ]);
         pyodide.unpackArchive(zip, "zip", {extractDir: SITE_DIR});
+        mark("unpacked");
         const compute = pyodide.runPython(
           `import sys\nsys.path.insert(0, ${JSON.stringify(SITE_DIR)})\n` +
           "from gpucomm.viz.calculators.live import compute_json\ncompute_json");
-        live.loadMs = performance.now() - started;
+        mark("imported");
+        live.loadMs = performance.now() - (live.firstInteraction === null ? started : live.firstInteraction);
         return compute;
       })();
     }
@@ -63,7 +70,7 @@
   // One control for one field, by the kind param() gave it. Returns {node, input(s), read()}.
   function makeControl(panelId, name, f) {
     const id = `${panelId}-${name}`;
-    const unit = f.unit && f.kind !== "size" ? ` (${f.unit})` : "";
+    const unit = f.unit && f.kind !== "size" && f.unit !== f.label ? ` (${f.unit})` : "";
     const msg = el("span", {class: "gpucomm-live-msg", role: "alert", id: id + "-msg"});
     let inputs, read;
     if (f.kind === "choice") {
@@ -126,6 +133,12 @@
     }
     panel.insertBefore(form, summary);
     panel.dataset.state = "idle";
+    // Start loading on the first touch of a control: by the time a value is typed, Python may be ready.
+    const warmUp = () => {
+      if (live.firstInteraction === null) live.firstInteraction = performance.now();
+      startPython().catch(() => {});  // a failure is reported by the change that needs the result
+    };
+    for (const type of ["pointerdown", "focusin", "keydown"]) form.addEventListener(type, warmUp, {once: true});
     panel.dataset.updates = "0";
 
     function values() {
@@ -156,24 +169,30 @@
     async function recompute(field, startedAt) {
       if (busy) { pending = {field, startedAt}; return; }
       busy = true;
-      const first = !live.runtime;
+      const first = live.firstResult === null;
       const record = {calculator: spec.calculator, field, first, ok: false, ms: null};
       try {
         if (first) { panel.dataset.state = "loading"; intro.textContent = "Loading Python and the gpucomm model (Pyodide, from this site)..."; }
         const compute = await startPython();
         const current = values();
+        const computeStart = performance.now();
         const result = JSON.parse(compute(spec.calculator, JSON.stringify(current)));
+        record.computeMs = performance.now() - computeStart;
         if (result.ok) {
           const layout = result.spec.layout;
           // The spec names its template; plotly.py expanded it into the precomputed figure: reuse that.
           if (typeof layout.template === "string") layout.template = gd.layout.template;
-          await window.Plotly.react(gd, result.spec.data, layout);
+          const drawStart = performance.now();
+          // Traces hidden by the spec (systems not compared) are left out: the same drawing, less to diff.
+          await window.Plotly.react(gd, result.spec.data.filter(t => t.visible !== false), layout);
+          record.drawMs = performance.now() - drawStart;
           summary.textContent = result.summary;
           showMessage(null, "");
         } else {
           showMessage(result.field || field, result.message);
         }
         record.ok = result.ok;
+        if (live.firstResult === null) live.firstResult = performance.now();
         record.message = result.ok ? null : result.message;
         record.messageField = result.ok ? null : (result.field || field);
         panel.dataset.state = "live";
@@ -195,6 +214,7 @@
       for (const input of c.inputs) {
         input.addEventListener("change", () => {
           const startedAt = performance.now();
+          if (live.firstInteraction === null) live.firstInteraction = startedAt;
           refreshEnabled(values());
           recompute(name, startedAt);
         });

@@ -1,0 +1,180 @@
+"""The collective calculator computed live in the reader's browser (Pyodide), against the Python results.
+
+Opens the built calculator page in headless Chromium on a local server (fixtures of
+``test_browser.py``: anything not on 127.0.0.1 is blocked and fails the test). Before any
+interaction the page fetched nothing of Pyodide; then the test changes controls the way a reader
+does (type a size, pick from a list, tick a box), and after each change compares what the page
+shows (the plotted y data, the title, the summary line) with :func:`collective_update` run here in
+CPython for the same inputs. An invalid size and a configuration the model refuses get the CLI's
+one-line message next to the control, and the figure keeps its last valid state. Screenshots at
+1280x800 and 390x844 go to ``_build/screenshots/``. Over ``file://`` the panel says in one line
+that it needs http and keeps the precomputed figure.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from test_browser import HTML, SHOTS, base_url, browser, open_page, toc_pages  # noqa: F401
+
+from gpucomm import GpucommError
+from gpucomm.cli import main as cli_main
+from gpucomm.viz.calculators.collective import CostInputs, collective_update
+
+pytestmark = pytest.mark.slow
+
+PAGE = "notebooks/allreduce_calculator.html"
+# The panel's initial values (the notebook's cell): every comparison starts from these.
+INITIAL = dict(system="dgx_a100", num_ranks=4, msg_bytes=64 * 2**20, compare=("dgx_h100", "gb200_nvl72"))
+PYTHON_READY_S = 120  # cold Pyodide on a busy 2-core machine: seconds, not minutes; generous for CI
+
+SHOWN_JS = r"""panel => {
+  const gd = panel.querySelector('.js-plotly-plot');
+  const plain = v => ArrayBuffer.isView(v) ? Array.from(v) : v;
+  return {
+    y: gd.data.map(t => plain(t.y)), visible: gd.data.map(t => t.visible),
+    title: gd.layout.title && gd.layout.title.text,
+    summary: panel.querySelector('.gpucomm-live-summary').innerText,
+    messages: Object.fromEntries(Array.from(panel.querySelectorAll('[data-field]')).map(
+      f => [f.dataset.field, f.querySelector('.gpucomm-live-msg').innerText])),
+    state: panel.dataset.state, updates: Number(panel.dataset.updates),
+  };
+}"""
+
+
+def _cli_message(capsys, *argv: str) -> str:
+    assert cli_main(list(argv)) == 2
+    line = capsys.readouterr().err.strip()
+    message = line.split(": error: ", 1)[1]
+    return message.split(": ", 1)[1] if message.startswith("argument ") else message
+
+
+def _refused(inputs: CostInputs, **changes) -> bool:
+    """Whether Python refuses ``inputs`` with ``changes`` (then the page must refuse them too)."""
+    try:
+        collective_update(replace(inputs, **changes))
+    except GpucommError:
+        return True
+    return False
+
+
+def _change(page, panel, action) -> dict:
+    """Do ``action`` (a callable on the page) and wait until the panel has recomputed once more."""
+    before = panel.evaluate(SHOWN_JS)["updates"]
+    action()
+    page.wait_for_function(
+        "([el, n]) => Number(el.dataset.updates) > n", arg=[panel.element_handle(), before],
+        timeout=PYTHON_READY_S * 1000)
+    return panel.evaluate(SHOWN_JS)
+
+
+def _type(page, panel, field: str, text: str) -> dict:
+    box = panel.locator(f"input[name={field}]")
+
+    def action():
+        box.fill(text)
+        box.press("Enter")
+        box.evaluate("e => e.blur()")  # a text field commits its value on change (Enter or leaving it)
+    return _change(page, panel, action)
+
+
+def _assert_matches_python(shown: dict, inputs: CostInputs) -> None:
+    update = collective_update(inputs)
+    assert shown["summary"] == update.summary
+    assert shown["title"] == update.layout["title.text"]
+    for index, y in zip(update.traces, update.data["y"]):
+        got = shown["y"][index] or []
+        assert len(got) == len(y), f"trace {index}: {len(got)} points on the page, {len(y)} in Python"
+        for a, b in zip(got, y):
+            assert (a is None and (b is None or not math.isfinite(b))) or math.isclose(a, b, rel_tol=1e-12), (index, a, b)
+    assert shown["visible"] == update.data["visible"]
+
+
+def test_live_calculator_matches_python(open_page, capsys):
+    if PAGE not in toc_pages():
+        pytest.skip(f"{PAGE} is not in _toc.yml")
+    page, visit = open_page(PAGE)
+    panel = page.locator(".gpucomm-live[data-gpucomm-live=collective]")
+    assert panel.count() == 1, f"{PAGE}: no live panel"
+    first = panel.evaluate(SHOWN_JS)
+    assert first["state"] == "idle" and first["updates"] == 0
+    _assert_matches_python(first, CostInputs(**INITIAL))  # the precomputed first paint: the same numbers
+    assert not [u for u in visit.requests if "/pyodide/" in u or "gpucomm_live/" in u], \
+        "Pyodide or the package was fetched before the reader touched a control"
+
+    inputs = CostInputs(**INITIAL)
+    # 1. type a size
+    shown = _type(page, panel, "msg_bytes", "1MiB")
+    assert shown["state"] == "live", shown["state"]
+    inputs = CostInputs(**{**INITIAL, "msg_bytes": 2**20})
+    _assert_matches_python(shown, inputs)
+    # 2. an invalid size: the CLI's message next to the size control, the figure as it was
+    shown_bad = _type(page, panel, "msg_bytes", "0")
+    cli = _cli_message(capsys, "cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "0")
+    assert shown_bad["messages"]["msg_bytes"] == cli
+    assert [m for f, m in shown_bad["messages"].items() if f != "msg_bytes" and m] == []
+    assert shown_bad["y"] == shown["y"] and shown_bad["summary"] == shown["summary"]
+    # 3. a valid size again clears the message
+    shown = _type(page, panel, "msg_bytes", "256MiB")
+    inputs = CostInputs(**{**INITIAL, "msg_bytes": 256 * 2**20})
+    assert shown["messages"]["msg_bytes"] == ""
+    _assert_matches_python(shown, inputs)
+    # 4. more GPUs (two DGX A100 nodes over their own NICs)
+    shown = _type(page, panel, "num_ranks", "16")
+    shown = _type(page, panel, "num_nodes", "2")
+    inputs = CostInputs(**{**INITIAL, "msg_bytes": 256 * 2**20, "num_ranks": 16, "num_nodes": 2})
+    _assert_matches_python(shown, inputs)
+    # 5. pick from a list: the collective (across nodes the model may refuse it: then next to this control)
+    shown = _change(page, panel, lambda: panel.locator("select[name=collective]").select_option(label="all_gather"))
+    if _refused(inputs, collective="all_gather"):
+        assert shown["messages"]["collective"], shown["messages"]
+        shown = _change(page, panel, lambda: panel.locator("select[name=collective]").select_option(label="all_reduce"))
+    else:
+        _assert_matches_python(shown, replace(inputs, collective="all_gather"))
+        shown = _change(page, panel, lambda: panel.locator("select[name=collective]").select_option(label="all_reduce"))
+    _assert_matches_python(shown, inputs)
+    # 6. tick a box: compare with one more system
+    shown = _change(page, panel, lambda: panel.locator("fieldset[data-field=compare] label",
+                                                        has_text="DGX B200").locator("input").check())
+    inputs = CostInputs(**{**INITIAL, "msg_bytes": 256 * 2**20, "num_ranks": 16, "num_nodes": 2,
+                           "compare": ("dgx_h100", "dgx_b200", "gb200_nvl72")})
+    _assert_matches_python(shown, inputs)
+    # 7. a configuration the model refuses (NVLS on A100): the CLI's message, next to the algorithm
+    _type(page, panel, "num_ranks", "4")
+    _type(page, panel, "num_nodes", "1")
+    shown = _change(page, panel, lambda: panel.locator("select[name=algorithm]").select_option(label="nvls"))
+    cli = _cli_message(capsys, "cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "256MiB",
+                       "--algo", "nvls")
+    assert shown["messages"]["algorithm"] == cli
+
+    assert not visit.unexpected_page_errors, visit.unexpected_page_errors
+    assert not visit.external_requests, f"requests left this machine: {visit.external_requests}"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    panel.scroll_into_view_if_needed()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.screenshot(path=str(SHOTS / "live_calculator_1280x800.png"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    panel.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "live_calculator_390x844.png"))
+
+
+def test_over_file_url_the_panel_says_it_needs_http(browser):
+    if not (HTML / PAGE).is_file():
+        pytest.skip("no built book in _build/html: run `make book` first")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto((HTML / PAGE).as_uri(), wait_until="load")
+    page.wait_for_timeout(500)
+    panel = page.locator(".gpucomm-live[data-gpucomm-live=collective]")
+    assert panel.get_attribute("data-state") == "static"
+    intro = panel.locator(".gpucomm-live-intro").inner_text()
+    assert "served over http" in intro and "\n" not in intro.strip()
+    assert panel.locator("form").count() == 0
+    assert panel.locator(".js-plotly-plot svg.main-svg").count() >= 1, "the precomputed figure is not drawn"
+    assert not [u for u in requests if "pyodide" in u]
+    context.close()
