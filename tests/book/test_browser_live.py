@@ -14,6 +14,7 @@ that it needs http and keeps the precomputed figure.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import pytest
@@ -178,3 +179,24 @@ def test_over_file_url_the_panel_says_it_needs_http(browser):
     assert panel.locator(".js-plotly-plot svg.main-svg").count() >= 1, "the precomputed figure is not drawn"
     assert not [u for u in requests if "pyodide" in u]
     context.close()
+
+
+def test_live_front_end_only_on_pages_with_a_panel():
+    """gpucomm_live.js (and the package zip it names) on the pages with a live panel, nowhere else;
+    no page loads Pyodide by itself."""
+    pages = [p for p in HTML.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts]
+    if not pages:
+        pytest.skip("no built book in _build/html: run `make book` first")
+    with_panel = []
+    for path in pages:
+        text = path.read_text(errors="replace")
+        scripts = re.findall(r"<script[^>]*gpucomm_live\.js[^>]*>", text)
+        assert "pyodide" not in " ".join(re.findall(r"<script[^>]*>", text)), f"{path}: loads Pyodide with the page"
+        if "data-gpucomm-live=" in text:
+            with_panel.append(path.relative_to(HTML).as_posix())
+            assert len(scripts) == 1, f"{path}: {len(scripts)} gpucomm_live.js scripts"
+            package = re.search(r'data-package="([^"]+)"', scripts[0]).group(1)
+            assert (HTML / "_static" / package).is_file(), f"{path}: names {package}, not in _static"
+        else:
+            assert not scripts, f"{path}: gpucomm_live.js without a live panel"
+    assert PAGE in with_panel, f"{PAGE} has no live panel"
