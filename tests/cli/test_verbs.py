@@ -106,7 +106,7 @@ def test_measuring_verbs_without_torch_say_so_in_one_line(verb, message):
 
 
 def test_a_reader_that_leaves_early_is_not_an_error(tmp_path):
-    from gpucomm.measure.nccl_tests_log import bundled_log_text
+    from gpucomm.measure.logs.nccl_tests import bundled_log_text
 
     log = tmp_path / "long.log"
     log.write_text(bundled_log_text("C08") * 50)  # hundreds of kilobytes of JSON lines: more than a pipe holds
@@ -119,7 +119,7 @@ def test_a_reader_that_leaves_early_is_not_an_error(tmp_path):
 
 
 def test_results_files_record_the_command_as_typed(tmp_path, capsys):
-    from gpucomm.measure.nccl_tests_log import bundled_log_text
+    from gpucomm.measure.logs.nccl_tests import bundled_log_text
 
     log = tmp_path / "c04.txt"
     log.write_text(bundled_log_text("C04"))
