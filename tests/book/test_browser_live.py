@@ -23,7 +23,7 @@ from test_browser import HTML, SHOTS, base_url, browser, open_page, toc_pages  #
 
 from gpucomm import GpucommError
 from gpucomm.cli import main as cli_main
-from gpucomm.viz.calculators.collective import CostInputs, collective_update
+from gpucomm.viz.calculators.collective import CostInputs, collective_spec, collective_update
 
 pytestmark = pytest.mark.slow
 
@@ -82,16 +82,20 @@ def _type(page, panel, field: str, text: str) -> dict:
     return _change(page, panel, action)
 
 
-def _assert_matches_python(shown: dict, inputs: CostInputs) -> None:
+def _assert_matches_python(shown: dict, inputs: CostInputs, first_paint: bool = False) -> None:
+    """The page's figure is :func:`collective_spec` for ``inputs``, computed here in CPython: the same
+    traces (the live view draws the visible ones only), the same y values, title and summary."""
     update = collective_update(inputs)
     assert shown["summary"] == update.summary
     assert shown["title"] == update.layout["title.text"]
-    for index, y in zip(update.traces, update.data["y"]):
-        got = shown["y"][index] or []
+    expected = [t for t in collective_spec(inputs)["data"] if first_paint or t["visible"] is not False]
+    assert len(shown["y"]) == len(expected), f"{len(shown['y'])} traces on the page, {len(expected)} in Python"
+    for index, (got, trace) in enumerate(zip(shown["y"], expected)):
+        got, y = got or [], trace["y"]
         assert len(got) == len(y), f"trace {index}: {len(got)} points on the page, {len(y)} in Python"
         for a, b in zip(got, y):
             assert (a is None and (b is None or not math.isfinite(b))) or math.isclose(a, b, rel_tol=1e-12), (index, a, b)
-    assert shown["visible"] == update.data["visible"]
+    assert shown["visible"] == [t["visible"] for t in expected]
 
 
 def test_live_calculator_matches_python(open_page, capsys):
@@ -102,7 +106,7 @@ def test_live_calculator_matches_python(open_page, capsys):
     assert panel.count() == 1, f"{PAGE}: no live panel"
     first = panel.evaluate(SHOWN_JS)
     assert first["state"] == "idle" and first["updates"] == 0
-    _assert_matches_python(first, CostInputs(**INITIAL))  # the precomputed first paint: the same numbers
+    _assert_matches_python(first, CostInputs(**INITIAL), first_paint=True)  # the precomputed first paint
     assert not [u for u in visit.requests if "/pyodide/" in u or "gpucomm_live/" in u], \
         "Pyodide or the package was fetched before the reader touched a control"
 
@@ -200,3 +204,66 @@ def test_live_front_end_only_on_pages_with_a_panel():
         else:
             assert not scripts, f"{path}: gpucomm_live.js without a live panel"
     assert PAGE in with_panel, f"{PAGE} has no live panel"
+
+
+# --- the other live calculators: the FigureUpdate of their ipywidgets UI, applied in the page --------------------
+
+OTHER_PANELS = (
+    # page, calculator, the panel's initial values (the notebook's cell),
+    # steps: (field, raw control value, whether the model accepts it)
+    ("notebooks/mesh_vs_nvswitch.html", "mesh", dict(link="nvlink4", mesh_size=8, msg_bytes=128 * 2**20),
+     [("msg_bytes", "16MiB", True), ("mesh_size", "1", False), ("mesh_size", "4", True), ("link", "nvlink3", True)]),
+    ("notebooks/generations_explorer.html", "generations", dict(pcie_lanes=16, flops_dtype="fp16"),
+     [("pcie_lanes", 4, True), ("both_directions", True, True), ("flops_dtype", "fp8", True)]),
+    ("notebooks/training_calculator.html", "training",
+     dict(model="llama-3-70b", num_gpus=16, gpus_per_node=8, network="ib_ndr"),
+     [("num_gpus", "64", True), ("mfu", "1.5", False), ("mfu", "0.5", True), ("num_gpus", "12", True)]),
+)
+
+
+def _set(page, panel, field: str, kind: str, choices, value) -> dict:
+    """Set one control as a reader does and wait for the recompute."""
+    if kind in ("size", "int", "float"):
+        return _type(page, panel, field, str(value))
+    if kind == "bool":
+        return _change(page, panel, lambda: panel.locator(f"input[name={field}]").set_checked(bool(value)))
+    index = [v for _, v in choices].index(value)
+    return _change(page, panel, lambda: panel.locator(f"select[name={field}]").select_option(index=str(index)))
+
+
+@pytest.mark.parametrize("rel, name, initial, steps", OTHER_PANELS, ids=[c[1] for c in OTHER_PANELS])
+def test_other_live_calculators_match_python(open_page, rel, name, initial, steps):
+    from gpucomm.viz.calculators.inputs import input_fields
+    from gpucomm.viz.calculators.live import calculators, compute, controls, read_field
+
+    if rel not in toc_pages():
+        pytest.skip(f"{rel} is not in _toc.yml")
+    calc = calculators()[name]
+    fields = controls(name, calc.inputs(**initial))["fields"]
+    page, visit = open_page(rel)
+    panel = page.locator(f".gpucomm-live[data-gpucomm-live={name}]")
+    assert panel.count() == 1, f"{rel}: no live panel {name}"
+    raw = {f: meta["value"] for f, meta in fields.items()}
+    all_meta = dict(input_fields(calc.inputs))
+    for field, value, accepted in steps:
+        meta = fields[field]
+        shown = _set(page, panel, field, meta["kind"], meta["choices"], value)
+        raw[field] = value  # an invalid value stays in its control until a later step replaces it
+        expected = compute(name, raw)  # what Python says of the same control values
+        assert expected["ok"] == accepted, (field, value, expected)
+        if not accepted:  # the page refuses it too, with the same line, next to the control
+            assert shown["messages"][expected["field"] or field] == expected["message"], shown["messages"]
+            continue
+        assert not any(shown["messages"].values()), shown["messages"]
+        update = calc.update(calc.inputs(**{f: read_field(all_meta[f], v) for f, v in raw.items()}))
+        assert shown["summary"] == update.summary
+        for index, y in zip(update.traces, update.data["y"]):
+            got = shown["y"][index] or []
+            assert len(got) == len(y), (field, index)
+            for a, b in zip(got, y):
+                finite_b = isinstance(b, float) and math.isfinite(b)
+                assert a == b or (a is None and not finite_b) or (finite_b and math.isclose(a, b, rel_tol=1e-12)), \
+                    (field, index, a, b)
+    assert not visit.unexpected_page_errors, visit.unexpected_page_errors
+    assert not visit.external_requests, visit.external_requests
+

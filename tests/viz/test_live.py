@@ -118,6 +118,30 @@ def test_every_live_calculator_computes_its_defaults():
         assert compute(name, {})["ok"], name
 
 
+@pytest.mark.parametrize("name, changes", [
+    ("mesh", {"link": "nvlink3", "mesh_size": "4", "msg_bytes": "16MiB"}),
+    ("generations", {}),
+    ("training", {"num_gpus": "64"}),
+])
+def test_update_mode_gives_the_figure_update_of_the_widget(name, changes):
+    """Without a skeleton, the browser applies the calculator's FigureUpdate: the one the ipywidgets UI applies."""
+    calc = calculators()[name]
+    result = compute(name, changes)
+    assert result["ok"], result
+    meta = dict(input_fields(calc.inputs))
+    from gpucomm.viz.calculators.live import read_field
+
+    inputs = calc.inputs(**{k: read_field(meta[k], v) for k, v in changes.items()})
+    update = calc.update(inputs)
+    assert result["summary"] == update.summary
+    assert result["update"]["traces"] == list(update.traces)
+    assert result["update"]["layout"] == json.loads(json.dumps(update.layout))
+    assert json.dumps(result["update"]["data"], allow_nan=False)
+    assert result["update"]["data"]["y"] == json.loads(json.dumps(update.data["y"]).replace("NaN", "null"))
+    figure = calc.figure(inputs)  # the first paint the update applies to has every trace it names
+    assert max(update.traces) < len(figure.data)
+
+
 def test_browser_zip_is_the_model_and_calculators_and_runs_without_heavy_libraries(tmp_path):
     data = browser_zip()
     assert data == browser_zip(), "the zip must be the same bytes for the same package (its name is its hash)"
@@ -136,9 +160,11 @@ class Block(importlib.abc.MetaPathFinder):
             raise ImportError(name + " is not in the browser")
 sys.meta_path.insert(0, Block())
 sys.path = [ZIPDIR] + [p for p in sys.path if "site-packages" not in p and "src" not in p]
-from gpucomm.viz.calculators.live import compute_json
+from gpucomm.viz.calculators.live import calculators, compute_json
 out = json.loads(compute_json("collective", RAW))
 assert out["ok"], out
+for name in calculators():
+    assert json.loads(compute_json(name, "{}"))["ok"], name
 import gpucomm
 assert gpucomm.__file__.startswith(ZIPDIR), gpucomm.__file__
 print(out["summary"])

@@ -179,12 +179,17 @@
         const result = JSON.parse(compute(spec.calculator, JSON.stringify(current)));
         record.computeMs = performance.now() - computeStart;
         if (result.ok) {
-          const layout = result.spec.layout;
-          // The spec names its template; plotly.py expanded it into the precomputed figure: reuse that.
-          if (typeof layout.template === "string") layout.template = gd.layout.template;
           const drawStart = performance.now();
-          // Traces hidden by the spec (systems not compared) are left out: the same drawing, less to diff.
-          await window.Plotly.react(gd, result.spec.data.filter(t => t.visible !== false), layout);
+          if (result.spec) {  // the whole figure, as the notebooks draw it
+            const layout = result.spec.layout;
+            // The spec names its template; plotly.py expanded it into the precomputed figure: reuse that.
+            if (typeof layout.template === "string") layout.template = gd.layout.template;
+            // Traces hidden by the spec (systems not compared) are left out: the same drawing, less to diff.
+            await window.Plotly.react(gd, result.spec.data.filter(t => t.visible !== false), layout);
+          } else {  // the FigureUpdate of the calculator, applied as its ipywidgets UI applies it
+            const u = result.update;
+            await window.Plotly.update(gd, u.data, u.layout, u.traces);
+          }
           record.drawMs = performance.now() - drawStart;
           summary.textContent = result.summary;
           showMessage(null, "");

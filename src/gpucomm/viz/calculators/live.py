@@ -54,29 +54,40 @@ _ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 class LiveCalculator:
     """What the browser front end needs of one calculator.
 
+    A calculator is drawn in one of two ways. With a ``skeleton`` (the collective calculator), every
+    result is the whole figure as a plain dict, drawn with ``Plotly.react``: the same spec the
+    notebooks wrap in a ``go.Figure``. Without one, every result is the calculator's
+    :class:`~gpucomm.viz.calculators.inputs.FigureUpdate`, applied with ``Plotly.update`` to the
+    figure precomputed at build time by ``figure``: what the ipywidgets UI applies to its
+    ``FigureWidget`` and the static sliders replay, so all three show the same numbers.
+
     Attributes
     ----------
     inputs : type
         The inputs dataclass; its :func:`~gpucomm.viz.calculators.inputs.param` fields make the controls.
-    skeleton : callable
-        ``skeleton() -> dict``: the figure dict (traces and layout) without data.
     update : callable
         ``update(inputs) -> FigureUpdate``: the model's numbers for the figure, and a one-line summary.
     rows : tuple of tuple of str
-        Field names per row of controls.
+        Field names per row of controls (fields left out follow in one more row).
     enabled_when : dict
         ``{field: (other field, value)}``: the control of ``field`` is enabled only while ``other
         field`` has ``value`` (the custom-link controls of the collective calculator).
+    skeleton : callable, optional
+        ``skeleton() -> dict``: the figure dict (traces and layout) without data. Plain Python.
+    figure : callable, optional
+        ``figure(inputs) -> go.Figure`` (plotly, build time only): the first paint when there is no skeleton.
     """
 
     inputs: type
-    skeleton: Callable[[], dict]
     update: Callable[[Any], FigureUpdate]
-    rows: tuple[tuple[str, ...], ...]
+    rows: tuple[tuple[str, ...], ...] = ()
     enabled_when: dict[str, tuple[str, Any]] = dataclasses.field(default_factory=dict)
+    skeleton: Callable[[], dict] | None = None
+    figure: Callable[[Any], Any] | None = None
 
-    def spec(self, inputs) -> tuple[dict, str]:
-        """The figure dict and the summary line for checked ``inputs``.
+    def result(self, inputs) -> dict:
+        """What the browser draws for checked ``inputs``: ``{"spec": figure dict}`` (with a skeleton) or
+        ``{"update": {"data", "traces", "layout"}}`` (without), and ``"summary"`` (one line).
 
         Raises
         ------
@@ -84,16 +95,25 @@ class LiveCalculator:
             When the model refuses the configuration.
         """
         update = self.update(inputs)
-        return update_spec(self.skeleton(), update), update.summary
+        if self.skeleton is not None:
+            return {"spec": update_spec(self.skeleton(), update), "summary": update.summary}
+        return {"update": {"data": update.data, "traces": list(update.traces), "layout": update.layout},
+                "summary": update.summary}
 
 
 def calculators() -> dict[str, LiveCalculator]:
-    """The calculators the book computes live, by the name its pages use (``"collective"``)."""
-    from gpucomm.viz.calculators import collective as c
+    """The calculators the book computes live, by the name its pages use (``"collective"``, ``"mesh"``...)."""
+    from gpucomm.viz.calculators import collective, generations, mesh, training
 
     return {
-        "collective": LiveCalculator(c.CostInputs, c.collective_skeleton, c.collective_update, c.CONTROL_ROWS,
-                                     {name: ("system", "custom") for name in c.CUSTOM_ONLY}),
+        "collective": LiveCalculator(collective.CostInputs, collective.collective_update, collective.CONTROL_ROWS,
+                                     {name: ("system", "custom") for name in collective.CUSTOM_ONLY},
+                                     skeleton=collective.collective_skeleton),
+        "mesh": LiveCalculator(mesh.MeshInputs, mesh.mesh_update, mesh.CONTROL_ROWS, figure=mesh.mesh_figure),
+        "generations": LiveCalculator(generations.GenerationsInputs, generations.generations_update,
+                                      figure=generations.generations_figure),
+        "training": LiveCalculator(training.TrainingInputs, training.training_update, training.CONTROL_ROWS,
+                                   figure=training.training_figure),
     }
 
 
@@ -235,7 +255,8 @@ def compute(name: str, values: dict) -> dict:
     Returns
     -------
     dict
-        ``{"ok": True, "spec": figure dict, "summary": one line}``, or ``{"ok": False, "field": the
+        ``{"ok": True, "spec" or "update": ..., "summary": one line}`` (:meth:`LiveCalculator.result`), or
+        ``{"ok": False, "field": the
         field the message concerns (None when the model refused the whole configuration),
         "message": one line}``. Never raises for a bad value.
 
@@ -259,10 +280,10 @@ def compute(name: str, values: dict) -> dict:
         except GpucommError as exc:
             return {"ok": False, "field": field, "message": str(exc)}
     try:
-        spec, summary = calc.spec(check_inputs(calc.inputs(**typed)))
+        result = calc.result(check_inputs(calc.inputs(**typed)))
     except GpucommError as exc:
         return {"ok": False, "field": None, "message": str(exc)}
-    return {"ok": True, "spec": _finite(spec), "summary": summary}
+    return {"ok": True, **_finite(result)}
 
 
 def compute_json(name: str, values_json: str) -> str:
@@ -318,8 +339,11 @@ class LivePanel:
         from gpucomm.viz.figures.render import BOOK_RENDERER, use_book_renderer
 
         use_book_renderer()
-        spec, summary = get_calculator(self.name).spec(self.inputs)
-        figure = pio.renderers[BOOK_RENDERER].to_mimebundle(go.Figure(spec).to_dict())["text/html"]
+        calc = get_calculator(self.name)
+        result = calc.result(self.inputs)
+        fig = go.Figure(result["spec"]) if "spec" in result else calc.figure(self.inputs)
+        summary = result["summary"]
+        figure = pio.renderers[BOOK_RENDERER].to_mimebundle(fig.to_dict())["text/html"]
         # "</" cannot end the script element early: JSON allows "<\/" for "</".
         data = json.dumps(controls(self.name, self.inputs), separators=(",", ":")).replace("</", "<\\/")
         return (f'<div class="gpucomm-live" data-gpucomm-live="{html.escape(self.name)}">'
@@ -341,5 +365,5 @@ def panel(name: str, **overrides) -> LivePanel:
     """
     calc = get_calculator(name)
     inputs = check_inputs(calc.inputs(**overrides))
-    calc.spec(inputs)  # refused now, at build time, rather than on the page
+    calc.result(inputs)  # refused now, at build time, rather than on the page
     return LivePanel(name, inputs)
