@@ -228,7 +228,7 @@ def _set(page, panel, field: str, kind: str, choices, value) -> dict:
     if kind == "bool":
         return _change(page, panel, lambda: panel.locator(f"input[name={field}]").set_checked(bool(value)))
     index = [v for _, v in choices].index(value)
-    return _change(page, panel, lambda: panel.locator(f"select[name={field}]").select_option(index=str(index)))
+    return _change(page, panel, lambda: panel.locator(f"select[name={field}]").select_option(index=index))
 
 
 @pytest.mark.parametrize("rel, name, initial, steps", OTHER_PANELS, ids=[c[1] for c in OTHER_PANELS])
