@@ -65,7 +65,7 @@ def test_help_and_version_return_0(capsys):
     (["tp", "--model", "nope", "--tp", "2", "--tokens", "8", "--link", "nvlink4"], "gpucomm tp: error: "),
     (["fit", "/no/such/results.jsonl"], "gpucomm fit: error: "),
     (["parse", "/no/such/log.txt"], "gpucomm parse: error: "),
-    (["bench", "-f", "1"], "gpucomm bench: error: "),
+    (["bench", "-f", "-1"], "gpucomm bench: error: "),
     (["copybw", "-n", "0"], "gpucomm copybw: error: "),
 ])
 def test_bad_input_is_one_line_with_the_verbs_prefix_and_status_2(capsys, argv, prefix):
