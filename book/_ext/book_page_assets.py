@@ -23,7 +23,7 @@ Font Awesome
 Live calculators
     A page whose HTML holds a live panel (``data-gpucomm-live``, written by
     :class:`gpucomm.viz.calculators.live.LivePanel`) gets the front end ``gpucomm_live.js`` and its
-    stylesheet (``book/_ext/static/``, added to ``html_static_path`` here). The script draws the
+    stylesheet (``book/_ext/live_static/``, added to ``html_static_path`` here). The script draws the
     panel's controls and, on the reader's first change, loads Pyodide from ``_static/pyodide/``
     (``scripts/fetch_assets.sh``) and the part of the package the calculators need: a zip written
     at build time from :func:`gpucomm.viz.calculators.live.browser_zip` into
@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 PLOTLY_JS_PRIORITY = 400
 # After plotly.js: the live front end calls Plotly.react (only after a change, but keep the order plain).
 LIVE_JS_PRIORITY = 450
-LIVE_STATIC = Path(__file__).resolve().parent / "static"  # gpucomm_live.js, gpucomm_live.css
+LIVE_STATIC = Path(__file__).resolve().parent / "live_static"  # gpucomm_live.js, gpucomm_live.css
 LIVE_PACKAGE_DIR = "gpucomm_live"  # under _static: the package zip for Pyodide
 _LIVE_PANEL_RE = re.compile(r"\bdata-gpucomm-live=")
 # What plotly.io.to_html writes for every figure, with or without plotly.js inlined.
@@ -119,7 +119,7 @@ def page_has_live_panel(body: str) -> bool:
 
 
 def add_live_static_path(app: Sphinx, config: Any) -> None:
-    """``config-inited`` handler: serve the live front end (``book/_ext/static/``) from ``_static``."""
+    """``config-inited`` handler: serve the live front end (``book/_ext/live_static/``) from ``_static``."""
     config.html_static_path = [*config.html_static_path, str(LIVE_STATIC)]
 
 

@@ -4,7 +4,7 @@ A calculator page of the static book shows, under its live section, the controls
 calculator and its figure precomputed at build time (the first paint, and all a reader without
 JavaScript sees). The controls are not written by hand: they come from the inputs dataclass's
 field metadata (:func:`gpucomm.viz.calculators.inputs.param`), serialised by :func:`controls` into
-the page and drawn by the book's front end (``book/_ext/static/gpucomm_live.js``). On the
+the page and drawn by the book's front end (``book/_ext/live_static/gpucomm_live.js``). On the
 reader's first change, the front end loads Pyodide (CPython compiled to WebAssembly, served by the
 book from ``_static/pyodide/``) and the part of this package that the calculators need (a zip
 written at build time from :func:`browser_zip` by the book's extension,
