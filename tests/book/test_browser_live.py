@@ -158,12 +158,31 @@ def test_live_calculator_matches_python(open_page, capsys):
     assert not visit.unexpected_page_errors, visit.unexpected_page_errors
     assert not visit.external_requests, f"requests left this machine: {visit.external_requests}"
     SHOTS.mkdir(parents=True, exist_ok=True)
-    panel.scroll_into_view_if_needed()
     page.set_viewport_size({"width": 1280, "height": 800})
-    page.screenshot(path=str(SHOTS / "live_calculator_1280x800.png"))
-    page.set_viewport_size({"width": 390, "height": 844})
     panel.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "live_calculator_1280x800.png"))
+
+
+def test_live_calculator_on_a_phone(browser, base_url):
+    """At 390x844 (a phone), in a page laid out at that size: the controls fit the width, a change works."""
+    if PAGE not in toc_pages():
+        pytest.skip(f"{PAGE} is not in _toc.yml")
+    context = browser.new_context(viewport={"width": 390, "height": 844}, service_workers="block")
+    context.route("**/*", lambda route, request: route.continue_() if "127.0.0.1" in request.url else route.abort())
+    page = context.new_page()
+    page.goto(base_url + PAGE, wait_until="load")
+    panel = page.locator(".gpucomm-live[data-gpucomm-live=collective]")
+    shown = _type(page, panel, "msg_bytes", "8MiB")
+    assert shown["state"] == "live" and not any(shown["messages"].values()), shown
+    _assert_matches_python(shown, CostInputs(**{**INITIAL, "msg_bytes": 8 * 2**20}))
+    wide = panel.locator("form").evaluate(
+        "f => Array.from(f.querySelectorAll('select, input, .gpucomm-live-msg')).filter("
+        "e => e.getBoundingClientRect().right > innerWidth + 1).map(e => e.name || e.className)")
+    assert not wide, f"controls wider than the phone's screen: {wide}"
+    panel.locator("form").scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "live_calculator_390x844.png"))
+    context.close()
 
 
 def test_over_file_url_the_panel_says_it_needs_http(browser):
