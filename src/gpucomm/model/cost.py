@@ -485,8 +485,11 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
         transfer *= comm.num_channels / channels
     if a == "ring":
         bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] / comm.num_channels
-        slice_bytes = min(size / (channels * n), PROTOCOL_STEP_DATA_BYTES[p])
-        transfer += cal.PIPELINE_FILL_FRACTION.value * (n - 1) * slice_bytes / bw_per_channel
+        step_bytes = PROTOCOL_STEP_DATA_BYTES[p]
+        if size / (channels * n) > step_bytes:
+            # a rank's share of a channel spans several steps: the first step crosses n-1 hops before the ring is
+            # full (below one step there is no pipeline, and the n-1 hops are already the bandwidth term)
+            transfer += cal.PIPELINE_FILL_FRACTION.value * (n - 1) * step_bytes / bw_per_channel
     return a, p, tuner_lat * cal.TUNER_LATENCY_SCALE.value, transfer, pick[(a, p)], channels, alternatives
 
 

@@ -98,17 +98,29 @@ def compute_capability(fabric: Fabric) -> int:
     int
         :data:`COMPUTE_CAPABILITY` of ``fabric.gpu``, else the link's (NVLink 3 -> 80, PCIe 5 -> 90, ...).
     """
-    if fabric.gpu is not None and fabric.gpu in COMPUTE_CAPABILITY:
-        return COMPUTE_CAPABILITY[fabric.gpu]
+    gpu = _gpu_key(fabric)
+    if gpu is not None and gpu in COMPUTE_CAPABILITY:
+        return COMPUTE_CAPABILITY[gpu]
     return _LINK_CC.get(fabric.link.key, 80)
 
 
-def _nvlink_count(fabric: Fabric) -> int:
+def _gpu_key(fabric: Fabric) -> str | None:
+    """The fabric's GPU, or the card a bridge link belongs to (:func:`~gpucomm.model.hardware.gpus.bridge_link`
+    names it ``<gpu>_nvlink_bridge``)."""
     if fabric.gpu is not None:
-        gpu = get_gpu(fabric.gpu)
-        if gpu.nvlink_links:
-            return gpu.nvlink_links
-    per_link = _NOMINAL_GBPS_PER_NVLINK.get(fabric.link.key, 25.0 if "bridge" not in fabric.link.key else 14.0625)
+        return fabric.gpu
+    key = fabric.link.key
+    return key.removesuffix(BRIDGE_SUFFIX) if key.endswith(BRIDGE_SUFFIX) else None
+
+
+BRIDGE_SUFFIX = "_nvlink_bridge"
+
+
+def _nvlink_count(fabric: Fabric) -> int:
+    gpu = _gpu_key(fabric)
+    if gpu is not None and get_gpu(gpu).nvlink_links:
+        return get_gpu(gpu).nvlink_links
+    per_link = _NOMINAL_GBPS_PER_NVLINK.get(fabric.link.key, 25.0)
     return max(1, round(fabric.link.bw_bytes_per_s / 1e9 / per_link))
 
 
@@ -173,6 +185,10 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
     if nodes > 1:
         from gpucomm.model.hardware.network import get_network
         nic_bw = get_network(fabric.network).bw_bytes_per_s * cal.NET_EFFICIENCY.value
+        if link.kind == "pcie":
+            # GPUDirect RDMA reads GPU memory over the GPU's own PCIe link (staged through host memory without P2P):
+            # NCCL's search counts the GPU-to-NIC path, which a star of one link per GPU does not hold
+            nic_bw = min(nic_bw, bw)
     return nt.build_comm(cc, num_ranks, bw, num_nodes=nodes, type_intra=type_intra, nvswitch=nvswitch,
                          nic_bw_bytes_per_s=nic_bw, nics_per_node=fabric.nics_per_node,
                          nvls_support=None if fabric.p2p else False, nccl_version=tuple(nccl_version))

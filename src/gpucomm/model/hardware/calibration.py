@@ -149,10 +149,11 @@ TUNER_LATENCY_SCALE = Parameter(
 PIPELINE_FILL_FRACTION = Parameter(
     "pipeline_fill_fraction", 0.35, "fraction of one protocol step per ring hop",
     "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/include/device.h",
-    "Ring pipeline fill, outside NCCL's tuner: before every GPU of a channel's ring is busy, the first slice crosses "
-    "n-1 hops; a slice is at most one step of the protocol's buffer (Simple 4 MiB / NCCL_STEPS 8 = 512 KiB) and at most "
-    "the channel's share of the rank's data. A full step per hop overshoots the Azure A100 mid band (1.36x); 0.35 "
-    "of a step is fitted on the Azure sweep's 1-64 MiB band and the Llama-3-70B article's 64 MiB point (in-sample).")
+    "Ring pipeline fill, outside NCCL's tuner: when a rank's share of a channel spans more than one step of the "
+    "protocol's buffer (Simple: 4 MiB / NCCL_STEPS 8 = 512 KiB), the first step crosses n-1 hops before every GPU of "
+    "the ring is busy. A full step per hop overshoots the Azure A100 mid band (1.36x, the proposal's own experiment "
+    "overshot at 256-512 MiB); 0.35 of a step is fitted on the Llama-3-70B article's 64 MiB all_reduce on 4x A100 "
+    "NVLink (603 us, in-sample) and checked on the Azure sweep's sizes from 64 MiB (out of sample).")
 
 LAUNCH_S = {
     "eager": Parameter(
