@@ -90,21 +90,25 @@ def test_large_messages_approach_effective_bandwidth_and_small_ones_latency():
     # NCCL's search on 8x H100: 12 ring channels x 30 GB/s = 360 GB/s (issue #1197), measured ~370 GB/s (C06)
     assert big.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s("nvlink4"), rel=0.05)
     small = collective_cost("all_reduce", 8, num_ranks=8, fabric="nvlink3", algorithm="ring")
-    assert small.protocol == "LL" and small.transfer_s < 1e-9
+    assert small.protocol == "LL" and small.transfer_s < 1e-8
     # nccl-tests #123: 8 B ring all_reduce on 8 A100s takes 33.7 us
     assert small.time_s * 1e6 == pytest.approx(33.7, rel=0.1)
 
 
 def test_time_grows_with_size_and_busbw_never_exceeds_effective_bandwidth():
+    from gpucomm.model.fabric import as_fabric
+    from gpucomm.model.nccl_fabric import comm_and_table
+
     sizes = [2**k for k in range(3, 35)]
     for link in ("nvlink3", "pcie5"):
+        ring = comm_and_table(as_fabric(link), 8)[0].graphs["ring"]  # what NCCL's search gives the ring
         times = [collective_cost("all_reduce", s, num_ranks=8, fabric=link).time_s for s in sizes]
         # non-decreasing: below the channel threshold NCCL adds channels as the message doubles (topoGetAlgoInfo),
         # so the time per channel, and the total, stays flat there
         assert all(a <= b * (1 + 1e-12) for a, b in zip(times, times[1:]))
         for s in sizes:
             c = collective_cost("all_reduce", s, num_ranks=8, fabric=link)
-            assert c.busbw_bytes_per_s <= effective_bw_bytes_per_s(link) * (1 + 1e-12)
+            assert c.busbw_bytes_per_s <= ring.num_channels * ring.bw_intra_bytes_per_s * (1 + 1e-12)
 
 
 def test_ring_steps():

@@ -74,12 +74,15 @@ CASES = (
     Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", make_fabric("nvlink4")),
     Case("C11", "nvlink_large", "busbw", "8x H100, ring, 4 GiB", make_fabric("nvlink4"), algorithm="ring", measured=367.5),
     *(Case(f"C11n{n}", "nvlink_large", "busbw", f"{n}x H100, NVLS, 2-4 GiB", make_fabric("nvlink4"), algorithm="nvls",
-           measured=busbw, num_ranks=n, msg_bytes=4 * 2**30, row="C11")
+           measured=busbw, num_ranks=n, msg_bytes=4 * 2**30, row="C11", nccl_version="2.21.5",
+           why="NCCL release not stated (NGC container); issue #1455 is from 2024, so the NVLS formula of 2.19-2.27 "
+               "(2.21.5 here): 2.28 changed it, and 2.30.7's gives 299 GB/s for 5 GPUs")
       for n, busbw in ((5, 420), (6, 440), (7, 460))),
     Case("C10", "nvlink_large", "busbw", "8x H100, NVLS (maintainer's figure)", make_fabric("nvlink4"), msg_bytes=16 * 2**30),
     Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", make_fabric("nvlink4")),
     Case("C14", "nvlink_large", "busbw", "8x H200, NVLS, 8 GiB", make_fabric("nvlink4")),
-    Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", make_fabric(bridge_link("a40"))),
+    Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", make_fabric(bridge_link("a40")),
+         why="NCCL plans the A40 bridge at 4 NVLinks x 12 GB/s (sm86, topo.h): 40 GB/s busbw, the bridge reached 48"),
     Case("C28", "nvlink_large", "busbw", "2x RTX 2080 Ti with NVLink bridge, 128 MiB (NCCL 2.6)",
          make_fabric(bridge_link("rtx_2080_ti")),
          why="old NCCL (2.6, 2020) and an old nccl-tests output whose size column is twice count x 4 bytes: by "
@@ -133,12 +136,13 @@ CASES = (
          why="GPUDirect-TCPX, the first generation of Google's TCP transport: it reaches about half of what the "
              "network efficiency (fitted on its successor TCPXO, C08) gives"),
     Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", make_fabric("nvlink3"), algorithm="ring"),
-    Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3")),
+    Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3"),
+         why="the tuner-latency scale (fitted on NVLink A100) doubles NCCL's PCI step latency, which this PCIe switch beats"),
     Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", make_fabric("pcie4", p2p=False)),
     Case("C29", "small_latency", "time", "2x DGX Spark over one 200 Gb/s RoCE link, 8 KiB",
          make_fabric("nvlink5", num_nodes=2, network="eth_200g")),
     Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", make_fabric("pcie5"), measured=25.47,
-         msg_bytes=8),
+         msg_bytes=8, why="as C41: NCCL's PCI step latency (1 us per LL step), doubled by the scale fitted on NVLink"),
     Case("C08s", "small_latency", "time", "2 nodes x 8 H100 over GPUDirect-TCPXO, 8 B",
          make_fabric("nvlink4", num_nodes=2, network="eth_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
          why="TCPXO moves data through a host-side TCP stack: ~120 us floor, not in the model"),
