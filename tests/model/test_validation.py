@@ -22,7 +22,7 @@ def test_every_case_maps_to_a_bundled_measurement(results):
 
 def test_large_message_nvlink_busbw_within_15_percent_out_of_sample(results):
     summary = {s.group: s for s in summarize(results)}
-    assert summary["nvlink_large"].median_abs_error < 0.10
+    assert summary["nvlink_large"].median_abs_error < 0.10  # the issue's figure, on the median
     explained = {"C28", "C01"}  # NCCL 2.6 on a 2080 Ti bridge; NCCL's 12 GB/s per sm86 NVLink: documented misses
     for r in results:
         if r.group == "nvlink_large" and r.case_id not in explained:
@@ -42,9 +42,9 @@ def test_large_message_pcie_busbw_within_40_percent_out_of_sample(results):
 
 def test_summary_counts_cases_meeting_each_target(results):
     summary = {s.group: s for s in summarize(results)}
-    assert summary["nvlink_large"].target == "|error| < 10 %" and summary["small_latency"].target == "within 1.5x"
+    assert summary["nvlink_large"].target == "|error| < 15 %" and summary["small_latency"].target == "within 2x"
     small = [r for r in results if r.group == "small_latency" and not r.in_sample]
-    assert summary["small_latency"].within_target == sum(r.factor < 1.5 for r in small)
+    assert summary["small_latency"].within_target == sum(r.factor < 2 for r in small)
     assert summary["sweep"].within_target is None and summary["sweep"].target == ""
 
 
@@ -95,7 +95,7 @@ def test_validation_figure_keeps_case_order_and_shows_every_target(results):
     assert sum(len(t.x) for t in fig.data) == len(results)
     assert all(t.marker.symbol[0] == "circle" for t in fig.data)  # the legend shows a filled (out-of-sample) marker
     title = fig.layout.title.text
-    assert "within 10 %" in title and "within 30 %" in title and "within 1.5x" in title
+    assert "within 15 %" in title and "within 40 %" in title and "within 2x" in title
 
 
 def test_sweep_targets_of_the_model_issue_are_met_out_of_sample(results):

@@ -30,9 +30,14 @@ SMALL_MESSAGE_MAX_BYTES = 64 * 2**10
 """Sweep sizes up to this (64 KiB) count as small messages, where latency dominates; larger ones form the
 ``sweep`` group."""
 
-TARGETS = {"nvlink_large": ("error", 0.10), "pcie_large": ("error", 0.30), "small_latency": ("factor", 1.5)}
-"""What a group's prediction should reach (the model issue's acceptance figures): |error| below 10 % for
-large-message busbw on NVLink/NVSwitch, below 30 % on PCIe, within a factor of 1.5 for small-message time."""
+TARGETS = {"nvlink_large": ("error", 0.15), "pcie_large": ("error", 0.40), "small_latency": ("factor", 2.0)}
+"""What a group's prediction should reach (the project's acceptance figures, and the band ``gpucomm doctor`` holds a
+node to): |error| below 15 % for large-message busbw on NVLink/NVSwitch, below 40 % on PCIe, within a factor of 2
+for small-message time."""
+
+ISSUE_TARGETS = {"nvlink_large": ("error", 0.10), "pcie_large": ("error", 0.30), "small_latency": ("factor", 1.5)}
+"""The model issue's tighter figures, which :func:`targets` reports: |error| below 10 % for large messages on
+NVLink/NVSwitch, below 30 % on PCIe, within a factor of 1.5 for messages up to 64 KiB."""
 
 BANDS = (("< 1 MiB", 0, 2**20), ("1-64 MiB", 2**20, 64 * 2**20), (">= 64 MiB", 64 * 2**20, float("inf")))
 """Size bands of :func:`sweep_bands`: (name, lowest bytes, bytes above the band)."""
@@ -392,8 +397,8 @@ def targets(results: list[Result]) -> list[Target]:
         if group == "small_latency":
             rs += [r for r in results if r.sweep and not r.in_sample and r.msg_bytes <= SMALL_MESSAGE_MAX_BYTES]
         if rs:
-            ok = sum(_meets(r, TARGETS[group]) for r in rs)
-            kind, value = TARGETS[group]
+            ok = sum(_meets(r, ISSUE_TARGETS[group]) for r in rs)
+            kind, value = ISSUE_TARGETS[group]
             what = f"|error| < {value:.0%}" if kind == "error" else f"within {value:g}x"
             out.append(Target(f"{group}: every case {what}", f"{ok} of {len(rs)}", ok == len(rs)))
     return out
