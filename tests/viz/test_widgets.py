@@ -84,7 +84,8 @@ def test_system_algorithm_and_nodes_reach_the_model_alpha_and_beta_apart():
     point = collective_cost("all_reduce", 64 * 2**20, num_ranks=16,
                             fabric=make_fabric("nvlink3", num_nodes=2, network="ib_hdr", nics_per_node=8))
     assert fig.data[5].y[0] == pytest.approx(point.time_s * 1e6)
-    assert "2 nodes" in box.status.value and "hierarchical" in box.status.value
+    # NCCL's choice across nodes (its tuner), not the explicit hierarchical schedule
+    assert "2 nodes" in box.status.value and any(f"({a}," in box.status.value for a in ("ring", "tree"))
 
 
 def test_compare_draws_catalog_systems_with_their_own_nodes():
