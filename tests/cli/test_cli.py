@@ -153,3 +153,25 @@ def test_validate_fits_the_terminal_and_lists_sweeps_on_request():
     every = subprocess.run([sys.executable, "-m", "gpucomm", "validate", "--all"], capture_output=True, text=True,
                            env={**os.environ, "COLUMNS": "220"})
     assert "Azure A100x8 1G" in every.stdout and "H200x8 16GiB" in every.stdout
+
+
+def test_cost_shows_nccls_pick_every_alternative_and_the_new_flags(capsys):
+    from gpucomm.cli import main
+
+    assert main(["cost", "all_reduce", "--system", "dgx_h100", "--gpus", "8", "--size", "1GiB", "--nccl-version", "2.27.7",
+                 "--launch", "graph", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["algorithm"] == "nvls" and data["nccl_version"] == "2.27.7" and data["launch"] == "graph"
+    assert data["system"] == "dgx_h100" and data["gpu"] == "h100_sxm5"
+    assert data["time_s"] == pytest.approx(data["latency_s"] + data["transfer_s"] + data["launch_s"])
+    assert min(a["nccl_time_s"] for a in data["alternatives"]) == pytest.approx(data["nccl_time_s"])
+    assert {"ring", "nvls"} <= {a["algorithm"] for a in data["alternatives"]}
+    assert main(["cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB"]) == 0
+    table = capsys.readouterr().out
+    assert "what NCCL 2.30.7 considers" in table and "launch part (eager)" in table and "NCCL's own estimate" in table
+    # the custom all-reduce is labelled as what it is
+    assert main(["cost", "all_reduce", "--link", "nvlink4", "--gpus", "8", "--size", "16KiB", "--algo", "one_shot",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["note"].startswith("not NCCL")
+    assert main(["cost", "all_reduce", "--gpus", "4", "--size", "1MiB"]) == 2
+    assert "expected one of --link" in capsys.readouterr().err

@@ -590,6 +590,10 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         launch_s = cal.LAUNCH_S[launch].value
         note = (f"NCCL {'.'.join(map(str, nccl_version))} tuner's choice and estimate; fitted terms added: launch "
                 f"({launch}), latency x{cal.TUNER_LATENCY_SCALE.value:g}, channel ramp, ring pipeline fill")
+        if not fabric.p2p:
+            note += "; bandwidth input: the host-staged calibration (NCCL's tuner has no host-staging model)"
+        if multi_node:
+            note += "; NIC rate x the network efficiency calibration"
     elif multi_node:
         options = []
         if collective == "all_reduce" and algorithm in ("auto", "hierarchical"):
