@@ -33,6 +33,7 @@ nccl-tests ``doc/PERFORMANCE.md`` (busbw), NCCL ``src/graph/tuning.cc`` (protoco
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 
@@ -456,6 +457,14 @@ def _check_fits(fabric: Fabric, per_node: int) -> None:
                                "or 2 GPUs")
 
 
+@functools.lru_cache(maxsize=1024)
+def _nccl_plan(fabric: Fabric, n: int, nccl_version: tuple, collective: str) -> tuple:
+    """(comm, table, the (algorithm, protocol) pairs NCCL considers for this collective): none depends on the size
+    (which pairs are enabled is fixed per communicator, ``ncclTopoTuneModel``), so a sweep computes them once."""
+    comm, table = comm_and_table(fabric, n, nccl_version)
+    return comm, table, tuple(nt.cost_table_s(comm, table, collective, 1 << 20))
+
+
 def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: str, protocol: str,
                nccl_version: tuple) -> tuple:
     """NCCL's choice and estimate, plus the ramp and pipeline fill it leaves out.
@@ -465,8 +474,9 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
     ``nBytes / bw`` on the channels NCCL runs at this size (:func:`~gpucomm.model.nccl_tuner.channels_and_threads`:
     few channels for small messages, where the tuner assumed all) plus, for Ring, the pipeline fill
     (:data:`~gpucomm.model.hardware.calibration.PIPELINE_FILL_FRACTION` of one protocol step per hop)."""
-    comm, table = comm_and_table(fabric, n, nccl_version)
-    times = nt.cost_table_s(comm, table, collective, size)
+    comm, table, candidates = _nccl_plan(fabric, n, nccl_version, collective)
+    times = {k: nt.algo_time_s(comm, table, collective, k[0], k[1], size) for k in candidates} if n > 1 \
+        else nt.cost_table_s(comm, table, collective, size)
     pick = {k: t for k, t in times.items() if (algorithm == "auto" or k[0] == algorithm)
             and (protocol == "auto" or k[1] == protocol)}
     if not pick:

@@ -52,6 +52,7 @@ _NOMINAL_GBPS_PER_NVLINK = {"nvlink1": 20.0, "nvlink2": 25.0, "nvlink3": 25.0, "
 """Nominal GB/s per link and direction (catalog: links x per-link rate), to count a link's NVLinks."""
 
 
+@functools.lru_cache(maxsize=64)
 def parse_nccl_version(text: str | tuple) -> tuple:
     """``"2.27.7"``, ``"2.18"`` or a tuple -> (major, minor, patch).
 
