@@ -11,7 +11,7 @@ term, assumes every channel at full speed from the first byte, and takes nominal
 topology. A ratio below 1 at small sizes is the launch and per-step overhead it leaves out; a ratio far
 from 1 at large sizes is a bandwidth input that does not match the machine (host-staged copies without
 P2P, a slower bridge). The model layer does not read measurements; this script joins the two (it uses
-``gpucomm.measure.nccl_tests_log`` for the logs).
+``gpucomm.measure.logs.nccl_tests`` for the logs).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
-from gpucomm.measure.nccl_tests_log import read_bundled_log
+from gpucomm.measure.logs.nccl_tests import read_bundled_log
 from gpucomm.model import nccl_tuner as nt
 
 MiB = 1 << 20

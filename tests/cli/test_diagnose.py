@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from gpucomm.cli import main
-from gpucomm.measure.nccl_info_log import bundled_info_log_names, bundled_info_log_text, read_bundled_info_log
+from gpucomm.measure.logs.nccl_info import bundled_info_log_names, bundled_info_log_text, read_bundled_info_log
 
 NAMES = bundled_info_log_names()
 WIDE = "200"  # columns: the tables keep every finding's title on one line

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from gpucomm.cli import main
-from gpucomm.measure.nccl_tests_log import bundled_log_text
+from gpucomm.measure.logs.nccl_tests import bundled_log_text
 from gpucomm.model.collectives import busbw_factor
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from gpucomm.cli import build_parser, main
 from gpucomm.cli.parse import register
-from gpucomm.measure.nccl_tests_log import bundled_log_names, bundled_log_text, read_bundled_log
-from gpucomm.measure.nccl_tests_results import log_to_results, primary_records
+from gpucomm.measure.logs.nccl_tests import bundled_log_names, bundled_log_text, read_bundled_log
+from gpucomm.measure.logs.nccl_tests_results import log_to_results, primary_records
 from gpucomm.measure.results import read_results
 
 LOGS = bundled_log_names()

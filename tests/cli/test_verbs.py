@@ -65,7 +65,7 @@ def test_help_and_version_return_0(capsys):
     (["tp", "--model", "nope", "--tp", "2", "--tokens", "8", "--link", "nvlink4"], "gpucomm tp: error: "),
     (["fit", "/no/such/results.jsonl"], "gpucomm fit: error: "),
     (["parse", "/no/such/log.txt"], "gpucomm parse: error: "),
-    (["bench", "-f", "1"], "gpucomm bench: error: "),
+    (["bench", "-f", "-1"], "gpucomm bench: error: "),
     (["copybw", "-n", "0"], "gpucomm copybw: error: "),
 ])
 def test_bad_input_is_one_line_with_the_verbs_prefix_and_status_2(capsys, argv, prefix):
@@ -106,7 +106,7 @@ def test_measuring_verbs_without_torch_say_so_in_one_line(verb, message):
 
 
 def test_a_reader_that_leaves_early_is_not_an_error(tmp_path):
-    from gpucomm.measure.nccl_tests_log import bundled_log_text
+    from gpucomm.measure.logs.nccl_tests import bundled_log_text
 
     log = tmp_path / "long.log"
     log.write_text(bundled_log_text("C08") * 50)  # hundreds of kilobytes of JSON lines: more than a pipe holds
@@ -119,7 +119,7 @@ def test_a_reader_that_leaves_early_is_not_an_error(tmp_path):
 
 
 def test_results_files_record_the_command_as_typed(tmp_path, capsys):
-    from gpucomm.measure.nccl_tests_log import bundled_log_text
+    from gpucomm.measure.logs.nccl_tests import bundled_log_text
 
     log = tmp_path / "c04.txt"
     log.write_text(bundled_log_text("C04"))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import gpucomm.measure.collectives as measure_pkg
 from gpucomm.measure import config
-from gpucomm.measure.nccl_tests_log import PERF_BINARY_TO_COLLECTIVE, TYPE_BYTES
+from gpucomm.measure.logs.nccl_tests import PERF_BINARY_TO_COLLECTIVE, TYPE_BYTES
 from gpucomm.model.collectives import COLLECTIVES, REGISTRY
 from gpucomm.model.dtypes import BY_SPELLING
 

@@ -11,7 +11,7 @@ import pytest
 
 from gpucomm import GpucommError
 from gpucomm.measure import doctor as d
-from gpucomm.measure.nccl_info_log import bundled_info_log_text, parse_nccl_info_log, read_bundled_info_log
+from gpucomm.measure.logs.nccl_info import bundled_info_log_text, parse_nccl_info_log, read_bundled_info_log
 from gpucomm.measure.topology import parse_topo_matrix
 from gpucomm.measure.topology_examples import example_topology_text, read_example_topology
 from gpucomm.model.units import MiB

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from gpucomm import GpucommError
-from gpucomm.measure.nccl_info_log import (
+from gpucomm.measure.logs.nccl_info import (
     SEVERITIES,
     TuningChoice,
     bundled_info_log_names,

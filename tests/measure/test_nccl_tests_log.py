@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from gpucomm import GpucommError
 from gpucomm.model.collectives import busbw_factor
-from gpucomm.measure.nccl_tests_log import (ParsedLog, bundled_log_names, bundled_log_text, parse_nccl_tests, read_bundled_log)
+from gpucomm.measure.logs.nccl_tests import (ParsedLog, bundled_log_names, bundled_log_text, parse_nccl_tests, read_bundled_log)
 
 EXPECTED_WARNINGS = {
     "C01": [], "C02": [], "C03": ["busbw_drop"], "C04": ["in_place_outlier", "busbw_dip"], "C05": [], "C06": [],
@@ -299,7 +299,7 @@ def test_truncated_and_garbled_logs_raise_only_gpucomm_error(name, cut, seed, ed
 def test_recorded_dtype_names_derive_from_the_element_type_table():
     """nccl-tests' type names map to torch names through gpucomm.model.dtypes, as they were recorded before;
     FP8 keeps the printed name (results files already record it so)."""
-    from gpucomm.measure.nccl_tests_results import DTYPE_NAMES, record_dtype
+    from gpucomm.measure.logs.nccl_tests_results import DTYPE_NAMES, record_dtype
     from gpucomm.model.dtypes import BY_SPELLING
 
     recorded_before = {"float": "float32", "half": "float16", "double": "float64", "fp16": "float16", "fp32": "float32",
@@ -340,7 +340,7 @@ def test_launcher_rank_prefixes_fused_into_every_line(prefix):
 
 def test_two_runs_in_one_file_are_two_sweeps():
     """C06's run then C29's run in one file: each is its own sweep (before: one merged sweep, without a word)."""
-    from gpucomm.measure.nccl_tests_log import parse_nccl_tests_runs
+    from gpucomm.measure.logs.nccl_tests import parse_nccl_tests_runs
 
     text = bundled_log_text("C29") + "\n" + "\n".join(_lines("C08")[2:])
     runs = parse_nccl_tests_runs(text)
@@ -356,7 +356,7 @@ def test_two_runs_in_one_file_are_two_sweeps():
 
 def test_sizes_starting_again_split_one_invocation_into_sweeps():
     """-d all: one header, one sweep per type, one summary shared by them."""
-    from gpucomm.measure.nccl_tests_log import parse_nccl_tests_runs
+    from gpucomm.measure.logs.nccl_tests import parse_nccl_tests_runs
 
     rows = _rows("C06")
     halves = [r.replace("     float", "      half").replace("268435456", "536870912") for r in rows]
@@ -367,7 +367,7 @@ def test_sizes_starting_again_split_one_invocation_into_sweeps():
 
 
 def test_a_run_that_printed_no_row_is_named():
-    from gpucomm.measure.nccl_tests_log import parse_nccl_tests_runs
+    from gpucomm.measure.logs.nccl_tests import parse_nccl_tests_runs
 
     text = bundled_log_text("C06") + "\n" + "\n".join(_preamble("C29")[2:]) + "\n"
     runs = parse_nccl_tests_runs(text)
@@ -376,7 +376,7 @@ def test_a_run_that_printed_no_row_is_named():
 
 def test_interleaved_single_process_runs_stay_one_run():
     """Under mpirun without MPI=1 every process prints its own header first: not separate sweeps."""
-    from gpucomm.measure.nccl_tests_log import parse_nccl_tests_runs
+    from gpucomm.measure.logs.nccl_tests import parse_nccl_tests_runs
 
     header = next(line for line in _preamble("C08") if line.startswith("# nThread"))
     rows = _rows("C08")[-4:]

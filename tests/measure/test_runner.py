@@ -526,7 +526,7 @@ def test_table_is_nccl_tests_layout_out_of_place_then_in_place():
 
 
 def test_table_rows_read_back_by_the_nccl_tests_log_parser():
-    from gpucomm.measure.nccl_tests_log import parse_nccl_tests
+    from gpucomm.measure.logs.nccl_tests import parse_nccl_tests
 
     records = [_record(msg_bytes=2048 * 4**k, count=512 * 4**k) for k in range(3)]
     parsed = parse_nccl_tests(format_table(SweepResults(records)), collective="all_gather")

@@ -5,7 +5,7 @@ import pytest
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.fabric import make_fabric
-from gpucomm.model.tp import MODELS, layer_params, sp_layer_comm, tp_forward_comm, tp_speedup, tp_step
+from gpucomm.model.tp import MODELS, head_params, layer_params, sp_layer_comm, tp_forward_comm, tp_speedup, tp_step
 from gpucomm.model.training import model_params, step_comm
 
 
@@ -142,6 +142,26 @@ def test_bridged_cards_use_their_bridge_not_the_sxm_link_of_the_same_generation(
         bridge_link("h100_sxm5")
 
 
+def test_decode_reads_the_output_head_once_per_pass():
+    # Llama 3 8B's head is its own matrix ("tie_word_embeddings": false): vocab x hidden = 0.53 B weights next to the
+    # 6.98 B of its 32 layers, 7 % of what a decode step reads
+    assert head_params("llama-3-8b") == 128256 * 4096
+    layers = 32 * layer_params("llama-3-8b")
+    assert head_params("llama-3-8b") / (layers + head_params("llama-3-8b")) == pytest.approx(0.070, abs=0.001)
+    h100 = tp_step("llama-3-8b", fabric=make_fabric("nvlink4", gpu="h100_sxm5"), tp_size=1, batch=1)
+    rtx = tp_step("llama-3-8b", fabric=make_fabric("pcie4", gpu="rtx_4090"), tp_size=1, batch=1)
+    # batch 1, FP16: memory-bound, so tokens/s = HBM bandwidth / bytes read (3.35 TB/s and 1.008 TB/s)
+    assert h100.tokens_per_s_per_user == pytest.approx(221.2, abs=0.1)
+    assert rtx.tokens_per_s_per_user == pytest.approx(66.6, abs=0.1)
+    assert h100.head_s == pytest.approx(2 * head_params("llama-3-8b") / 3.35e12)
+    # without the head the roofline said 238 and 72 tokens/s
+    assert 1 / (h100.time_per_pass_s - h100.head_s) == pytest.approx(237.7, abs=0.1)
+    assert 1 / (rtx.time_per_pass_s - rtx.head_s) == pytest.approx(71.5, abs=0.1)
+    # the head is vocab-parallel: split over the TP group like the layers
+    h8 = tp_step("llama-3-8b", fabric=make_fabric("nvlink4", gpu="h100_sxm5"), tp_size=8, batch=1)
+    assert h8.head_s == pytest.approx(h100.head_s / 8)
+
+
 def test_tp1_has_no_all_reduce_and_per_pass_is_layers_times_per_layer():
     one = tp_forward_comm("llama-3-8b", tp_size=1, num_tokens=128, fabric="nvlink4")
     assert (one.all_reduces_per_pass, one.per_all_reduce, one.comm_per_pass_s) == (0, None, 0.0)
@@ -151,7 +171,7 @@ def test_tp1_has_no_all_reduce_and_per_pass_is_layers_times_per_layer():
     assert s1.time_per_pass_s == pytest.approx(s1.compute_per_pass_s)
     s8 = tp_step("llama-3-8b", fabric=h100, tp_size=8, phase="prefill", prompt_len=128)
     assert s8.num_layers == 32
-    assert s8.compute_per_pass_s == pytest.approx(32 * s8.compute_per_layer_s)
+    assert s8.compute_per_pass_s == pytest.approx(32 * s8.compute_per_layer_s + s8.head_s)
     assert s8.comm_per_pass_s == pytest.approx(32 * s8.comm_per_layer_s)
     assert s8.time_per_pass_s == pytest.approx(s8.compute_per_pass_s + s8.comm_per_pass_s)
     comm = tp_forward_comm("llama-3-8b", tp_size=8, num_tokens=128, fabric=h100)

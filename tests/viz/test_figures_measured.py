@@ -9,7 +9,7 @@ from gpucomm import GpucommError
 
 plotly = pytest.importorskip("plotly")
 
-from gpucomm.measure.nccl_tests_log import read_bundled_log  # noqa: E402
+from gpucomm.measure.logs.nccl_tests import read_bundled_log  # noqa: E402
 from gpucomm.model.cost import collective_cost  # noqa: E402
 from gpucomm.model.fabric import make_fabric  # noqa: E402
 from gpucomm.model.measurements import mleng_h200_sweep  # noqa: E402

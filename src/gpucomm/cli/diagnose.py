@@ -1,7 +1,7 @@
 """The ``diagnose`` verb: read an ``NCCL_DEBUG=INFO`` log and say what it shows.
 
 ``gpucomm diagnose LOG`` (``-`` for standard input) reads the log with
-:func:`gpucomm.measure.nccl_info_log.parse_nccl_info_log` and prints what NCCL set up (version,
+:func:`gpucomm.measure.logs.nccl_info.parse_nccl_info_log` and prints what NCCL set up (version,
 ranks and nodes, network, channels, ring order, the transport of each connection, the algorithm
 and protocol choices when ``NCCL_DEBUG_SUBSYS=TUNING`` was on) and the known problems it shows,
 each with the lines that show it, the usual fix and a public source. ``--json`` prints all of
@@ -29,8 +29,8 @@ import textwrap
 
 from gpucomm import GpucommError
 from gpucomm.cli.common import one_line, print_json, print_table
-from gpucomm.measure.log_files import read_log_text
-from gpucomm.measure.nccl_info_log import NcclInfoLog, parse_nccl_info_log
+from gpucomm.measure.logs.files import read_log_text
+from gpucomm.measure.logs.nccl_info import NcclInfoLog, parse_nccl_info_log
 from gpucomm.model.units import format_size
 
 __all__ = ["register", "run", "setup_rows", "transport_rows", "tuning_rows", "finding_rows", "finding_details"]
@@ -64,7 +64,7 @@ def setup_rows(log: NcclInfoLog) -> list[tuple[str, str]]:
     Parameters
     ----------
     log : NcclInfoLog
-        From :func:`~gpucomm.measure.nccl_info_log.parse_nccl_info_log`.
+        From :func:`~gpucomm.measure.logs.nccl_info.parse_nccl_info_log`.
 
     Returns
     -------
@@ -134,12 +134,12 @@ def transport_rows(log: NcclInfoLog) -> list[tuple[str, str, str]]:
     Parameters
     ----------
     log : NcclInfoLog
-        From :func:`~gpucomm.measure.nccl_info_log.parse_nccl_info_log`.
+        From :func:`~gpucomm.measure.logs.nccl_info.parse_nccl_info_log`.
 
     Returns
     -------
     list of (str, str, str)
-        One row per :attr:`~gpucomm.measure.nccl_info_log.NcclInfoLog.transports` label.
+        One row per :attr:`~gpucomm.measure.logs.nccl_info.NcclInfoLog.transports` label.
     """
     rows = []
     for label, count in log.transports.items():
@@ -155,7 +155,7 @@ def tuning_rows(log: NcclInfoLog) -> list[tuple[str, str, str, str, str]]:
     Parameters
     ----------
     log : NcclInfoLog
-        From :func:`~gpucomm.measure.nccl_info_log.parse_nccl_info_log`.
+        From :func:`~gpucomm.measure.logs.nccl_info.parse_nccl_info_log`.
 
     Returns
     -------
@@ -176,7 +176,7 @@ def finding_rows(log: NcclInfoLog) -> list[tuple[str, str, str, str]]:
     Parameters
     ----------
     log : NcclInfoLog
-        From :func:`~gpucomm.measure.nccl_info_log.parse_nccl_info_log`.
+        From :func:`~gpucomm.measure.logs.nccl_info.parse_nccl_info_log`.
 
     Returns
     -------
@@ -192,7 +192,7 @@ def finding_details(log: NcclInfoLog, width: int) -> str:
     Parameters
     ----------
     log : NcclInfoLog
-        From :func:`~gpucomm.measure.nccl_info_log.parse_nccl_info_log`.
+        From :func:`~gpucomm.measure.logs.nccl_info.parse_nccl_info_log`.
     width : int
         Characters per line.
 

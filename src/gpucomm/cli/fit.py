@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         An unreadable results file, records that cannot be fitted, an unknown link, model flags
         without ``--link``, or a plot that cannot be written (printed by ``gpucomm``'s main, exit status 2).
     """
-    from gpucomm.measure.nccl_tests_results import primary_records
+    from gpucomm.measure.logs.nccl_tests_results import primary_records
     from gpucomm.measure.results import read_results
 
     if args.plot is not None and not args.plot.lower().endswith((".html", ".htm")):

@@ -1,12 +1,12 @@
 """The ``parse`` command: nccl-tests output (text or ``-J`` JSON) -> the results records of ``gpucomm bench``.
 
 ``gpucomm parse LOG`` reads what an nccl-tests binary printed (``all_reduce_perf`` ... ; ``-`` for
-standard input; :func:`gpucomm.measure.log_files.read_log_text`), or the JSON file it wrote with
-``-J``, into one sweep per run (:func:`gpucomm.measure.nccl_tests_results.read_nccl_tests_output`),
+standard input; :func:`gpucomm.measure.logs.files.read_log_text`), or the JSON file it wrote with
+``-J``, into one sweep per run (:func:`gpucomm.measure.logs.nccl_tests_results.read_nccl_tests_output`),
 prints each run's rows with both placements side by side followed by what looks wrong (``# warning
-[code]: ...`` lines; :func:`gpucomm.measure.nccl_tests_results.format_log_table`), and with ``--out
+[code]: ...`` lines; :func:`gpucomm.measure.logs.nccl_tests_results.format_log_table`), and with ``--out
 FILE`` writes the same JSON-lines results file as ``gpucomm bench --out``: a metadata record, then one
-result record per message size and placement (:func:`gpucomm.measure.nccl_tests_results.log_to_results`;
+result record per message size and placement (:func:`gpucomm.measure.logs.nccl_tests_results.log_to_results`;
 see :mod:`gpucomm.measure.results` for the fields), so :func:`gpucomm.measure.results.read_results`,
 ``gpucomm fit`` and :func:`gpucomm.viz.figures.measured.measured_vs_model_figure` take a published log
 as they take a sweep of your own. ``--json`` prints those lines instead of the table. A log with
@@ -43,8 +43,8 @@ from pathlib import Path
 
 from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg, one_line, print_json
-from gpucomm.measure.log_files import read_log_text
-from gpucomm.measure.nccl_tests_results import format_log_table, log_to_results, read_nccl_tests_output
+from gpucomm.measure.logs.files import read_log_text
+from gpucomm.measure.logs.nccl_tests_results import format_log_table, log_to_results, read_nccl_tests_output
 from gpucomm.measure.results import ResultsWriter
 from gpucomm.model.collectives import COLLECTIVES
 

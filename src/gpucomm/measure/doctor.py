@@ -32,7 +32,7 @@ check                     with CUDA GPUs                              without (C
 ``all_reduce``            NCCL sweep on every GPU against the         gloo sweep on 2 ranks; correctness
                           model's band for this machine               only: "no model for gloo on CPU"
 ``nccl_log``, ``nccl:*``  the sweep's ``NCCL_DEBUG=INFO`` log read    skipped (gloo writes none)
-                          by :mod:`gpucomm.measure.nccl_info_log`
+                          by :mod:`gpucomm.measure.logs.nccl_info`
 ========================  ==========================================  ====================================
 
 Importing this module imports neither torch nor pynvml.
@@ -64,7 +64,7 @@ from gpucomm.measure.copy_bandwidth import (
     expected_copy_bw_bytes_per_s,
 )
 from gpucomm.measure.harness import cpu_model_name
-from gpucomm.measure.nccl_info_log import NcclInfoLog, parse_nccl_info_log
+from gpucomm.measure.logs.nccl_info import NcclInfoLog, parse_nccl_info_log
 from gpucomm.measure.topology import TopoMatrix, describe_cell, parse_topo_matrix
 from gpucomm.measure.topology_examples import local_topology_text
 from gpucomm.model.units import MiB, format_size, format_time, to_gb_per_s
@@ -1149,7 +1149,7 @@ def check_all_reduce(records: Sequence[dict], *, backend: str, band: Sequence[di
 
 
 def check_nccl_log(log: NcclInfoLog | None, *, reason: str = "") -> list[Check]:
-    """The sweep's ``NCCL_DEBUG=INFO`` log as read by :mod:`gpucomm.measure.nccl_info_log`: a summary, then each finding.
+    """The sweep's ``NCCL_DEBUG=INFO`` log as read by :mod:`gpucomm.measure.logs.nccl_info`: a summary, then each finding.
 
     A finding of severity ``error`` or ``warning`` is a ``pathology`` with the reader's fix and
     source; ``info`` findings are ``ok``.

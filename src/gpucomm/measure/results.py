@@ -16,10 +16,12 @@ Sweep result record fields (``"record": "result"``; SI units, the unit in the na
     algbw_bytes_per_s msg_bytes / time_s
     busbw_bytes_per_s algbw * busbw_factor(collective, num_ranks)
     num_wrong         wrong elements summed over ranks and checked placements (None when the check is off)
-    placement         which measurement the fields above are: "out_of_place" where torch.distributed
-                      has that call, else "in_place" (all_reduce, broadcast): what was measured
-                      before both placements were
-    root              nccl-tests' root column: the root rank of broadcast, else -1
+    placement         which measurement the fields above are: gpucomm bench, "out_of_place" where
+                      torch.distributed has that call, else "in_place" (all_reduce, broadcast): what
+                      was measured before both placements were; gpucomm parse, "in_place" unless
+                      --out-of-place (a size that lacks it: the other)
+    root              nccl-tests' root column: the root rank of broadcast, else -1 (gpucomm parse:
+                      as printed, None in the log layouts without the column)
     iter_min_s, iter_p50_s, iter_p99_s, iter_max_s, iter_mean_s, iter_stdev_s
                       that measurement's per-iteration times (each the maximum over ranks),
                       None under CUDA graphs (gpucomm.measure.runner.iteration_stats)
@@ -28,8 +30,9 @@ Sweep result record fields (``"record": "result"``; SI units, the unit in the na
                       algbw_bytes_per_s, busbw_bytes_per_s, num_wrong (None where not checked),
                       num_wrong_ranks, iters and the iter_* fields; None where not measured
 
-Records written before the out-of-place and in-place columns lack the fields from
-``placement`` on; the table prints their one measurement in its column.
+Both tools build these records with :func:`sweep_record`. Records written before the
+out-of-place and in-place columns lack the fields from ``placement`` on; the table prints their
+one measurement in its column, and a fit reads the top level of every record alike.
 
 Copy records (``"record": "copy"``) and TP-layer records (``"record": "tp_layer"``) are
 described in their modules, with their tables (:data:`gpucomm.measure.copy_bandwidth.COPY_TABLE`,
@@ -238,6 +241,93 @@ def placement_record(record: dict, placement: str) -> dict | None:
     legacy = record.get("placement") or (
         "in_place" if record.get("collective", "all_reduce") in ("all_reduce", "broadcast") else "out_of_place")
     return record if placement == legacy else None
+
+
+ITER_KEYS = ("iter_min_s", "iter_p50_s", "iter_p99_s", "iter_max_s", "iter_mean_s", "iter_stdev_s")
+"""The per-iteration statistics of one measurement, seconds (nccl-tests ``-I 1``;
+:func:`gpucomm.measure.runner.iteration_stats` computes them)."""
+
+MEASUREMENT_KEYS = ("time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "num_wrong", "num_wrong_ranks",
+                    "iters") + ITER_KEYS
+"""The fields of one placement's measurement: the ``out_of_place`` and ``in_place`` dicts of a sweep record."""
+
+
+def sweep_record(*, collective: str | None, msg_bytes: int, count: int, dtype: str | None, op: str | None,
+                 num_ranks: int | None, blocks: int, warmup_iters: int | None, root: int | None,
+                 measured: dict[str, dict | None], primary: str = "out_of_place") -> dict:
+    """The result record of one message size from its out-of-place and in-place measurements.
+
+    The one builder of sweep result records: ``gpucomm bench`` (:func:`gpucomm.measure.runner.measure_size`)
+    and ``gpucomm parse`` (:func:`gpucomm.measure.logs.nccl_tests_results.log_to_results`) both call
+    it, so their records have the same fields in the same order (see the module docstring).
+
+    Parameters
+    ----------
+    collective, msg_bytes, count, dtype, op, num_ranks, blocks, warmup_iters, root
+        The record's fields of the same names (``msg_bytes`` in bytes, ``count`` in elements).
+    measured : dict
+        ``{"out_of_place": dict or None, "in_place": dict or None}``: each placement's
+        measurement, with fields from :data:`MEASUREMENT_KEYS` (those left out are recorded as
+        None), or None where it was not measured. At least one must be measured.
+    primary : str
+        The placement whose fields go to the record's top level (``placement``) where it was
+        measured; else the other one is.
+
+    Returns
+    -------
+    dict
+        ``"record": "result"``, the fields above, the top-level fields of the primary
+        measurement, ``num_wrong`` summed over the checked placements (None when neither was),
+        ``placement``, ``root``, the ``iter_*`` fields, then ``out_of_place`` and ``in_place``.
+
+    Raises
+    ------
+    ValueError
+        Neither placement measured, an unknown placement, or a field not in :data:`MEASUREMENT_KEYS`.
+
+    Examples
+    --------
+    >>> r = sweep_record(collective="all_reduce", msg_bytes=8, count=2, dtype="float32", op="sum", num_ranks=2,
+    ...                  blocks=1, warmup_iters=5, root=-1, primary="in_place",
+    ...                  measured={"out_of_place": None, "in_place": {"time_s": 2e-5, "num_wrong": 0}})
+    >>> r["placement"], r["time_s"], r["num_wrong"], r["out_of_place"], r["in_place"]["iter_p50_s"]
+    ('in_place', 2e-05, 0, None, None)
+    """
+    if primary not in PLACEMENTS or set(measured) != set(PLACEMENTS):
+        raise ValueError(f"placements {primary!r}, {sorted(measured)}: expected {' and '.join(PLACEMENTS)}")
+    halves: dict[str, dict | None] = {}
+    for placement in PLACEMENTS:
+        m = measured[placement]
+        if m is not None and set(m) - set(MEASUREMENT_KEYS):
+            raise ValueError(f"{placement} fields {sorted(set(m) - set(MEASUREMENT_KEYS))} are not measurement fields: "
+                             f"expected some of {', '.join(MEASUREMENT_KEYS)}")
+        halves[placement] = None if m is None else {k: m.get(k) for k in MEASUREMENT_KEYS}
+    placement = primary if halves[primary] is not None else next((p for p in PLACEMENTS if halves[p] is not None), None)
+    if placement is None:
+        raise ValueError(f"size {msg_bytes} B: neither placement was measured")
+    main = halves[placement]
+    checked = [m["num_wrong"] for m in halves.values() if m is not None and m["num_wrong"] is not None]
+    return {
+        "record": "result",
+        "collective": collective,
+        "msg_bytes": msg_bytes,
+        "count": count,
+        "dtype": dtype,
+        "op": op,
+        "num_ranks": num_ranks,
+        "iters": main["iters"],
+        "blocks": blocks,
+        "warmup_iters": warmup_iters,
+        "time_s": main["time_s"],
+        "algbw_bytes_per_s": main["algbw_bytes_per_s"],
+        "busbw_bytes_per_s": main["busbw_bytes_per_s"],
+        "num_wrong": sum(checked) if checked else None,
+        "placement": placement,
+        "root": root,
+        **{k: main[k] for k in ITER_KEYS},
+        "out_of_place": halves["out_of_place"],
+        "in_place": halves["in_place"],
+    }
 
 
 def _measurements(record: dict) -> list[dict]:

@@ -61,7 +61,8 @@ from gpucomm.measure.harness import (
     synchronize,
     time_block_s,
 )
-from gpucomm.measure.results import ResultsWriter, SweepResults, TableReporter, check_results_path
+from gpucomm.measure.results import (ITER_KEYS, ResultsWriter, SweepResults, TableReporter, check_results_path,
+                                     sweep_record)
 from gpucomm.measure.spec import REDUCE_OPS, TORCH_DTYPES, Buffers, CollectiveSpec, get_spec
 from gpucomm.model.collectives import algbw_bytes_per_s
 from gpucomm.model.units import format_size
@@ -159,7 +160,7 @@ def iteration_stats(times_s: list[float]) -> dict:
     >>> stats["iter_p50_s"], stats["iter_p99_s"], stats["iter_max_s"]
     (6.0, 10.0, 10.0)
     """
-    keys = ("iter_min_s", "iter_p50_s", "iter_p99_s", "iter_max_s", "iter_mean_s", "iter_stdev_s")
+    keys = ITER_KEYS
     n = len(times_s)
     if n == 0:
         return dict.fromkeys(keys)
@@ -218,14 +219,16 @@ def measure_placement(spec: CollectiveSpec, config: SweepConfig, buffers: Buffer
         spec.run(buffers, op)
 
     iters = config.iters
-    if config.warmup_iters or config.max_seconds_per_size:
+    launches = config.graph_launches
+    # Before a capture at least one eager call, as nccl-tests' "Sync" call in BenchTime: NCCL connects
+    # peers lazily, and a connection made during capture would allocate memory there.
+    if config.warmup_iters or config.max_seconds_per_size or launches:
         # The warm-up is timed as a block: its time sizes the timed blocks under --max-seconds-per-size.
         warm_s = time_block_s(run, max(1, config.warmup_iters), device=device, across_ranks=True)
         if config.max_seconds_per_size:
             # All ranks must run the same number of operations: agree on the slowest estimate.
             warm_s = max_over_ranks(warm_s, device)
             iters = max(1, min(config.iters, int(config.max_seconds_per_size / max(warm_s, 1e-9))))
-    launches = config.graph_launches
     graph = capture_graph(run, iters, device) if launches else None
     block_times_s: list[float] = []
     iteration_s: list[float] = []
@@ -275,7 +278,8 @@ def measure_size(spec: CollectiveSpec, config: SweepConfig, *, msg_bytes: int, c
     Added: ``placement``, ``root`` (nccl-tests' root column: the root rank, or -1), the
     per-iteration statistics of that measurement (``iter_p50_s``, ``iter_p99_s``, ...), and
     ``out_of_place`` and ``in_place``: each measurement's dict
-    (:func:`measure_placement`), or None where it was not measured.
+    (:func:`measure_placement`), or None where it was not measured; built by
+    :func:`gpucomm.measure.results.sweep_record`, as ``gpucomm parse`` builds its records.
     """
     algbw_bytes = spec.msg_bytes(count, config.elem_bytes, world_size)  # S of doc/PERFORMANCE.md
     measured: dict[str, dict | None] = {}
@@ -288,30 +292,10 @@ def measure_size(spec: CollectiveSpec, config: SweepConfig, *, msg_bytes: int, c
         measured[placement] = measure_placement(spec, config, buffers, msg_bytes=algbw_bytes, device=device,
                                                 world_size=world_size, placement=placement)
         del buffers  # one placement's buffers at a time
-    primary = next(p for p in PLACEMENTS if measured[p] is not None)
-    main = measured[primary]
-    checked = [m["num_wrong"] for m in measured.values() if m is not None and m["num_wrong"] is not None]
-    return {
-        "record": "result",
-        "collective": spec.name,
-        "msg_bytes": msg_bytes,
-        "count": count,
-        "dtype": config.dtype,
-        "op": config.op_name,
-        "num_ranks": world_size,
-        "iters": main["iters"],
-        "blocks": config.blocks,
-        "warmup_iters": config.warmup_iters,
-        "time_s": main["time_s"],
-        "algbw_bytes_per_s": main["algbw_bytes_per_s"],
-        "busbw_bytes_per_s": main["busbw_bytes_per_s"],
-        "num_wrong": sum(checked) if checked else None,
-        "placement": primary,
-        "root": ROOT_RANK if spec.name in ROOTED_COLLECTIVES else -1,
-        **{k: v for k, v in main.items() if k.startswith("iter_")},
-        "out_of_place": measured["out_of_place"],
-        "in_place": measured["in_place"],
-    }
+    return sweep_record(collective=spec.name, msg_bytes=msg_bytes, count=count, dtype=config.dtype,
+                        op=config.op_name, num_ranks=world_size, blocks=config.blocks,
+                        warmup_iters=config.warmup_iters, root=ROOT_RANK if spec.name in ROOTED_COLLECTIVES else -1,
+                        measured=measured)
 
 
 def run_rank(config: SweepConfig, *, rank: int, world_size: int, local_rank: int, local_world_size: int,

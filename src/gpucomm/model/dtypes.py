@@ -12,7 +12,7 @@ Three vocabularies name the same types, and each part of the package reads its o
 
 Every other table of element sizes in the package is a selection of spellings from this one
 (:data:`gpucomm.model.tp.DTYPE_BYTES`, ``gpucomm.measure.config.DTYPE_BYTES`` and ``DTYPE_ALIASES``,
-``gpucomm.measure.nccl_tests_log.TYPE_BYTES``), so a size is stated once.
+``gpucomm.measure.logs.nccl_tests.TYPE_BYTES``), so a size is stated once.
 
 References
 ----------

@@ -124,7 +124,7 @@ def mleng_h200_sweep() -> list[dict]:
     list of dict
         ``record`` (``"result"``), ``collective``, ``num_ranks``, ``msg_bytes``, ``time_s`` (derived:
         bytes / algbw), ``algbw_bytes_per_s``, ``busbw_bytes_per_s``, by increasing size: the records
-        :meth:`gpucomm.measure.nccl_tests_log.ParsedLog.as_results` gives for an nccl-tests log.
+        :meth:`gpucomm.measure.logs.nccl_tests.ParsedLog.as_results` gives for an nccl-tests log.
 
     Examples
     --------

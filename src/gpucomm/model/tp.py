@@ -296,6 +296,35 @@ def layer_params(model: str | ModelConfig) -> int:
     return attn + mlp
 
 
+def head_params(model: str | ModelConfig) -> int:
+    """Weights of the output head (the LM head that turns the last hidden state into logits): ``vocab x hidden``.
+
+    Parameters
+    ----------
+    model : str or ModelConfig
+        Preset key or config.
+
+    Returns
+    -------
+    int
+        Number of parameters (a count, not bytes). Every preset has ``"tie_word_embeddings": false`` in its
+        ``config.json`` (:data:`MODELS`): the head is its own matrix, read in full at every decode step, while
+        the input embedding is only looked up (one row per token).
+
+    Raises
+    ------
+    GpucommError
+        If the model is unknown.
+
+    Examples
+    --------
+    >>> head_params("llama-3-8b") / 1e9  # with 6.98 B in its 32 layers: 7 % of what a decode step reads
+    0.525336576
+    """
+    cfg = get_model(model)
+    return cfg.vocab_size * cfg.hidden_size
+
+
 def kv_bytes_per_token_per_layer(model: str | ModelConfig, *, dtype: str = "fp16") -> int:
     """KV-cache bytes of one token in one layer: ``2 x kv_dim x bytes`` (K and V).
 
@@ -345,14 +374,16 @@ class TPStep:
     memory_bound: bool
     comm_per_layer_s: float
     """All_reduce time of one layer (2 all_reduces); 0 at TP=1."""
+    head_s: float
+    """Roofline time of the output head on one GPU, once per pass (after the last layer)."""
     msg_bytes: int
     """Size of each all_reduce (the activations of ``num_tokens`` tokens)."""
     all_reduce: CollectiveCost | None
     """Cost of one all_reduce; None at TP=1 (nothing to exchange)."""
     time_per_pass_s: float
-    """Whole pass: layers x (compute + communication), no overlap."""
+    """Whole pass: layers x (compute + communication) + output head, no overlap."""
     comm_share: float
-    """Communication / (compute + communication): the same per layer and per pass."""
+    """Communication / whole pass: ``comm_per_pass_s / time_per_pass_s``."""
     tokens_per_s_per_user: float
     """Decode: 1 / pass time. Prefill: prompt tokens / pass time."""
     tokens_per_s_per_gpu: float
@@ -364,8 +395,8 @@ class TPStep:
 
     @property
     def compute_per_pass_s(self) -> float:
-        """Roofline compute of the whole pass: ``num_layers x compute_per_layer_s``, in s."""
-        return self.num_layers * self.compute_per_layer_s
+        """Roofline compute of the whole pass: ``num_layers x compute_per_layer_s + head_s``, in s."""
+        return self.num_layers * self.compute_per_layer_s + self.head_s
 
     @property
     def comm_per_pass_s(self) -> float:
@@ -416,8 +447,13 @@ def tp_step(model: str | ModelConfig, *, fabric: Fabric, tp_size: int, phase: st
     Per layer and GPU: FLOPs = ``2 x params x tokens / tp`` (one multiply-add per weight per token) plus
     attention ``4 x tokens x context x hidden / tp`` (scores and weighted sum); bytes = weights / tp +
     KV cache read / tp. Compute time = max(FLOPs / peak FLOP/s, bytes / memory bandwidth): the roofline
-    (Williams, Waterman, Patterson, CACM 52(4), 2009), an upper bound on speed. Communication: two
-    all_reduces of ``tokens x hidden`` per layer (Megatron-LM, arXiv:1909.08053). No overlap.
+    (Williams, Waterman, Patterson, CACM 52(4), 2009), an upper bound on speed. Once per pass, the output
+    head (:func:`head_params`, vocab-parallel over the TP group as in Megatron-LM's and vLLM's parallel LM head)
+    adds its own roofline term: bytes = head / tp, FLOPs = ``2 x head x batch / tp``, for the one token per
+    sequence that is sampled (each decode token, the last prompt token in prefill). In decode it is about 7 % of
+    the weight bytes of Llama-3-8B. The input embedding lookup reads ``tokens`` rows only and is left out, as is
+    the gather of the logits across the TP group. Communication: two all_reduces of ``tokens x hidden`` per layer
+    (Megatron-LM, arXiv:1909.08053). No overlap.
 
     Examples
     --------
@@ -460,14 +496,17 @@ def tp_step(model: str | ModelConfig, *, fabric: Fabric, tp_size: int, phase: st
     if tp_size > 1:
         ar = collective_cost("all_reduce", msg, num_ranks=tp_size, fabric=fabric, algorithm=algorithm)
         comm_per_layer_s = ALL_REDUCES_PER_LAYER_FORWARD * ar.time_s
-    time_per_pass_s = cfg.num_layers * (compute_per_layer_s + comm_per_layer_s)
+    # the output head, once per pass, for the one token per sequence that is sampled (see Notes)
+    head_bytes, head_flops = head_params(cfg) * nbytes / tp_size, 2 * head_params(cfg) * batch / tp_size
+    head_s = max(head_flops / peak, head_bytes / spec.mem_bw_bytes_per_s)
+    time_per_pass_s = cfg.num_layers * (compute_per_layer_s + comm_per_layer_s) + head_s
     per_user = (1.0 if phase == "decode" else prompt_len) / time_per_pass_s
     # layers + input embedding + output head (vocab-parallel in Megatron, so split over tp as well)
     held = (cfg.num_layers * (layer_params(cfg) * nbytes + kv_bytes_per_token_per_layer(cfg, dtype=dtype) * batch * context)
-            + 2 * cfg.vocab_size * cfg.hidden_size * nbytes) / tp_size
+            + 2 * head_params(cfg) * nbytes) / tp_size
     return TPStep(cfg.key, spec.key, tp_size, phase, batch, tokens, context, cfg.num_layers, compute_per_layer_s,
-                  t_mem >= t_flops, comm_per_layer_s, msg, ar, time_per_pass_s,
-                  comm_per_layer_s / (compute_per_layer_s + comm_per_layer_s), per_user,
+                  t_mem >= t_flops, comm_per_layer_s, head_s, msg, ar, time_per_pass_s,
+                  cfg.num_layers * comm_per_layer_s / time_per_pass_s, per_user,
                   tokens / time_per_pass_s / tp_size, held, spec.mem_bytes is not None and held <= spec.mem_bytes)
 
 
@@ -508,8 +547,10 @@ def sp_layer_comm(model: str | ModelConfig, *, tp_size: int, num_tokens: int, fa
     """Sequence parallelism: per layer forward, 2 all_gathers + 2 reduce_scatters instead of 2 all_reduces.
 
     Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models", arXiv:2205.05198,
-    sec. 4.2.2: an all_reduce is a reduce_scatter followed by an all_gather, so the bytes on the wire are the
-    same; what changes is that the norms and dropout between them run on 1/tp of the tokens.
+    sec. 4.2.2: an all_reduce is a reduce_scatter followed by an all_gather, so for a ring the bytes on the wire
+    are the same; with NVLink SHARP (``nvls``) the all_reduce moves fewer, the switch reducing in flight
+    (:func:`gpucomm.model.cost.wire_bytes_per_link`), and the pair costs more. What changes in any case is that the
+    norms and dropout between them run on 1/tp of the tokens.
 
     Parameters
     ----------

@@ -6,7 +6,7 @@ means, whether it reduces, how many ranks it needs, its bus-bandwidth factor and
 implement it, each with its sequential steps and the bytes its busiest GPU link carries. Everything
 else that lists collectives derives from these files: :data:`COLLECTIVES`, the cost model's
 algorithms (:data:`gpucomm.model.cost.ALGORITHMS_FOR`), the benchmark's registries
-(``gpucomm.measure.config``), the log parser's binary names (``gpucomm.measure.nccl_tests_log``) and
+(``gpucomm.measure.config``), the log parser's binary names (``gpucomm.measure.logs.nccl_tests``) and
 the command line's choices. A new collective is a new file here.
 
 algbw and busbw follow nccl-tests exactly (``doc/PERFORMANCE.md`` in

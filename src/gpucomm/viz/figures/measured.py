@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import plotly.graph_objects as go
 
 from gpucomm import GpucommError
-from gpucomm.measure.nccl_tests_log import ParsedLog
+from gpucomm.measure.logs.nccl_tests import ParsedLog
 from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.fabric import Fabric
@@ -197,7 +197,7 @@ class LogEntry:
         Title; the part before the first ``:`` is the dropdown label.
     records : list of dict
         Out-of-place results (``msg_bytes``, ``busbw_bytes_per_s``, ``time_s``); see
-        :meth:`gpucomm.measure.nccl_tests_log.ParsedLog.as_results`.
+        :meth:`gpucomm.measure.logs.nccl_tests.ParsedLog.as_results`.
     in_place : list of dict
         In-place results (may be empty).
     fabric : Fabric or str

@@ -1,7 +1,7 @@
 """Read a log file (or standard input) as text, refusing what cannot be a log: one reader for every log verb.
 
-``gpucomm parse`` (nccl-tests output, :mod:`gpucomm.measure.nccl_tests_log`) and ``gpucomm diagnose``
-(NCCL_DEBUG=INFO output, :mod:`gpucomm.measure.nccl_info_log`) read their input through
+``gpucomm parse`` (nccl-tests output, :mod:`gpucomm.measure.logs.nccl_tests`) and ``gpucomm diagnose``
+(NCCL_DEBUG=INFO output, :mod:`gpucomm.measure.logs.nccl_info`) read their input through
 :func:`read_log_text`, so a missing file, a directory, a binary or a huge file gives the same one-line
 error everywhere. Standard library only.
 """

@@ -1,6 +1,6 @@
 """A parsed nccl-tests log as the results records of ``gpucomm bench``, and the table ``gpucomm parse`` prints.
 
-:func:`log_to_results` turns a :class:`~gpucomm.measure.nccl_tests_log.ParsedLog` into a metadata
+:func:`log_to_results` turns a :class:`~gpucomm.measure.logs.nccl_tests.ParsedLog` into a metadata
 record and one result record per message size, in the schema of :mod:`gpucomm.measure.results`, so
 :func:`gpucomm.measure.results.read_results`, :func:`gpucomm.model.fit.fit_sweep` and
 :func:`gpucomm.viz.figures.measured.measured_vs_model_figure` take a published log exactly as they
@@ -21,8 +21,8 @@ from __future__ import annotations
 import datetime as _dt
 
 import gpucomm
-from gpucomm.measure.nccl_tests_json import looks_like_json, parse_nccl_tests_json_runs
-from gpucomm.measure.nccl_tests_log import SOURCE_WORDS, ParsedLog, parse_nccl_tests_runs
+from gpucomm.measure.logs.nccl_tests_json import looks_like_json, parse_nccl_tests_json_runs
+from gpucomm.measure.logs.nccl_tests import SOURCE_WORDS, ParsedLog, parse_nccl_tests_runs
 from gpucomm.measure.results import SCHEMA_VERSION
 from gpucomm.model.collectives import COLLECTIVES, busbw_factor
 from gpucomm.model.dtypes import ELEMENT_TYPES
@@ -63,13 +63,13 @@ def read_nccl_tests_output(text: str, *, collective: str | None = None,
     text : str
         The output. JSON is recognised by its first character (``{``).
     collective, num_ranks : optional
-        Override what the output says (see :func:`gpucomm.measure.nccl_tests_log.parse_nccl_tests`).
+        Override what the output says (see :func:`gpucomm.measure.logs.nccl_tests.parse_nccl_tests`).
 
     Returns
     -------
     tuple of ParsedLog
-        One per run (:func:`gpucomm.measure.nccl_tests_log.parse_nccl_tests_runs`,
-        :func:`gpucomm.measure.nccl_tests_json.parse_nccl_tests_json_runs`), in order.
+        One per run (:func:`gpucomm.measure.logs.nccl_tests.parse_nccl_tests_runs`,
+        :func:`gpucomm.measure.logs.nccl_tests_json.parse_nccl_tests_json_runs`), in order.
 
     Raises
     ------
@@ -103,7 +103,7 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
     Parameters
     ----------
     log : ParsedLog
-        From :func:`gpucomm.measure.nccl_tests_log.parse_nccl_tests` (or one run of
+        From :func:`gpucomm.measure.logs.nccl_tests.parse_nccl_tests` (or one run of
         :func:`read_nccl_tests_output`).
     in_place : bool
         The placement a fit of these records uses (``meta["placement"]``): in-place (default, what
@@ -123,7 +123,7 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
 
     Examples
     --------
-    >>> from gpucomm.measure.nccl_tests_log import read_bundled_log
+    >>> from gpucomm.measure.logs.nccl_tests import read_bundled_log
     >>> meta, rows = log_to_results(read_bundled_log("C04"))
     >>> meta["num_ranks"], meta["collective"], meta["placement"], len(rows)
     (4, 'all_reduce', 'in-place', 8)

@@ -26,7 +26,7 @@ holds one entry per process (its first GPU), so the rank count is processes x ``
 ``ngpus`` (nccl-tests' README). A file cut short (the run crashed before ``jsonOutputFinalize``) is
 read up to its last complete result, with a ``json_cut`` warning.
 
-The records then go through :func:`gpucomm.measure.nccl_tests_log.finish_log`, the checks of the text
+The records then go through :func:`gpucomm.measure.logs.nccl_tests.finish_log`, the checks of the text
 parser (wrong elements, one rank, dips, stopped early...). Standard library only.
 """
 
@@ -36,7 +36,7 @@ import json
 import re
 
 from gpucomm import GpucommError
-from gpucomm.measure.nccl_tests_log import PERF_BINARY_TO_COLLECTIVE, LogWarning, ParsedLog, Record, check_overrides, finish_log
+from gpucomm.measure.logs.nccl_tests import PERF_BINARY_TO_COLLECTIVE, LogWarning, ParsedLog, Record, check_overrides, finish_log
 
 __all__ = ["looks_like_json", "parse_nccl_tests_json", "parse_nccl_tests_json_runs"]
 
@@ -133,7 +133,7 @@ def parse_nccl_tests_json(text: str, *, collective: str | None = None, num_ranks
     text : str
         The file's text.
     collective, num_ranks : optional
-        As for :func:`gpucomm.measure.nccl_tests_log.parse_nccl_tests`: override what the file says.
+        As for :func:`gpucomm.measure.logs.nccl_tests.parse_nccl_tests`: override what the file says.
 
     Returns
     -------

@@ -31,7 +31,7 @@ printed precision. The collective comes from the binary's name, else from busbw 
 
 :func:`parse_nccl_tests_runs` splits a text holding several runs (one after another, or ``-d all``
 sweeping each type in turn) into one :class:`ParsedLog` per run; :func:`parse_nccl_tests` reads the
-text as one, with a ``several_runs`` warning. ``gpucomm.measure.nccl_tests_json`` reads the ``-J``
+text as one, with a ``several_runs`` warning. ``gpucomm.measure.logs.nccl_tests_json`` reads the ``-J``
 JSON output into the same records.
 
 Warnings (:class:`LogWarning`, ``code`` in brackets) flag:
@@ -821,7 +821,7 @@ def finish_log(records: list[Record], meta: dict, warnings: list[LogWarning], *,
     """Complete what a reader of nccl-tests output found: the overrides, what the numbers imply, the checks.
 
     Shared by the text parser (:func:`parse_nccl_tests`) and the JSON reader
-    (:mod:`gpucomm.measure.nccl_tests_json`), so both infer and flag the same way.
+    (:mod:`gpucomm.measure.logs.nccl_tests_json`), so both infer and flag the same way.
 
     Parameters
     ----------
