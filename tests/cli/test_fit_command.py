@@ -13,6 +13,7 @@ import pytest
 
 from gpucomm.cli import main
 from gpucomm.measure.logs.nccl_tests import bundled_log_text
+from gpucomm.measure.results import sweep_record
 from gpucomm.model.collectives import busbw_factor
 
 
@@ -78,13 +79,50 @@ def test_flags_that_contradict_the_records_are_refused(tmp_path, capsys):
 
 
 def test_one_placement_is_fitted(tmp_path, capsys):
-    """gpucomm parse keeps both placements; fit takes the one the metadata names (in-place by default)."""
+    """gpucomm parse keeps both placements in each record; fit reads the top level (in-place by default)."""
     path = parsed(tmp_path, capsys, "c04", bundled_log_text("C04"))
     code, out, _ = run(capsys, "fit", path)
-    assert code == 0 and "# in-place records: 4 of 8" in out
+    assert code == 0 and "records:" not in out and "4 sizes from" in out.splitlines()[0]
     assert [row[2] for row in table(out)] == ["224.890", "230.130", "164.130", "234.740"]
     code, out, _ = run(capsys, "fit", parsed(tmp_path, capsys, "oop", bundled_log_text("C04"), "--out-of-place"))
     assert [row[2] for row in table(out)] == ["224.840", "230.270", "232.810", "234.720"]
+
+
+def test_a_size_the_log_measured_the_other_way_only_is_left_out(tmp_path, capsys):
+    """C04 with the in-place half of 2 GiB printed N/A: that size's top level is out-of-place, not fitted in-place."""
+    text = bundled_log_text("C04").replace("13997  153.42  230.13      0", "  N/A    0.00    0.00    N/A")
+    code, out, _ = run(capsys, "fit", parsed(tmp_path, capsys, "na", text))
+    assert code == 0 and "# in-place records: 3 of 4 (one placement per fit" in out
+    assert [row[0] for row in table(out)] == ["1073741824", "4294967296", "8589934592"]
+
+
+def c04_records(tmp_path, name: str, meta: dict, records: list[dict]) -> str:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [meta, *records]))
+    return str(path)
+
+
+def test_results_files_written_before_one_record_per_size_still_fit(tmp_path, capsys):
+    """gpucomm parse's two records per size (``in_place`` true/false, meta placement ``in-place``), and a bench file
+    of top-level fields only (no ``placement``): the same fit as today's files give."""
+    from gpucomm.measure.logs.nccl_tests import read_bundled_log
+
+    log = read_bundled_log("C04")
+    shape = {"record": "result", "collective": "all_reduce", "num_ranks": 4}
+    rows = [dict(shape, msg_bytes=r.size_bytes, time_s=r.time_s, algbw_bytes_per_s=r.algbw_bytes_per_s,
+                 busbw_bytes_per_s=r.busbw_bytes_per_s, num_wrong=r.wrong, in_place=r.in_place) for r in log.records]
+    meta = {"record": "meta", "tool": "gpucomm.parse", "placement": "in-place", "num_ranks": 4}
+    code, out, err = run(capsys, "fit", c04_records(tmp_path, "two", meta, rows))
+    assert code == 0, err
+    assert "# in-place records: 4 of 8" in out
+    assert [row[2] for row in table(out)] == ["224.890", "230.130", "164.130", "234.740"]
+    code, out, _ = run(capsys, "fit", c04_records(tmp_path, "two_oop", dict(meta, placement="out-of-place"), rows))
+    assert [row[2] for row in table(out)] == ["224.840", "230.270", "232.810", "234.720"]
+    old_bench = [{k: v for k, v in r.items() if k != "in_place"} for r in rows if r["in_place"]]
+    code, out, _ = run(capsys, "fit", c04_records(tmp_path, "old", {"record": "meta", "tool": "gpucomm.bench"},
+                                                  old_bench))
+    assert code == 0 and "records:" not in out
+    assert [row[2] for row in table(out)] == ["224.890", "230.130", "164.130", "234.740"]
 
 
 def gloo_sweep(tmp_path) -> str:
@@ -94,9 +132,11 @@ def gloo_sweep(tmp_path) -> str:
     for k in range(10, 27, 2):
         size = 2**k
         time_s = 50e-6 + size / 1.2e9
-        rows.append({"record": "result", "collective": "all_reduce", "num_ranks": 2, "msg_bytes": size,
-                     "time_s": time_s, "algbw_bytes_per_s": size / time_s,
-                     "busbw_bytes_per_s": busbw_factor("all_reduce", 2) * size / time_s, "num_wrong": 0})
+        in_place = {"time_s": time_s, "algbw_bytes_per_s": size / time_s,
+                    "busbw_bytes_per_s": busbw_factor("all_reduce", 2) * size / time_s, "num_wrong": 0, "iters": 20}
+        rows.append(sweep_record(collective="all_reduce", msg_bytes=size, count=size // 4, dtype="float32", op="sum",
+                                 num_ranks=2, blocks=1, warmup_iters=5, root=-1,
+                                 measured={"out_of_place": None, "in_place": in_place}))
     path = tmp_path / "gloo.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in [meta, *rows]))
     return str(path)

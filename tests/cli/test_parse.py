@@ -14,11 +14,12 @@ from gpucomm.cli import build_parser, main
 from gpucomm.cli.parse import register
 from gpucomm.measure.logs.nccl_tests import bundled_log_names, bundled_log_text, read_bundled_log
 from gpucomm.measure.logs.nccl_tests_results import log_to_results, primary_records
-from gpucomm.measure.results import read_results
+from gpucomm.measure.results import MEASUREMENT_KEYS, read_results
 
 LOGS = bundled_log_names()
 RESULT_FIELDS = {"record", "collective", "msg_bytes", "count", "dtype", "op", "num_ranks", "iters", "warmup_iters",
-                 "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "num_wrong"}
+                 "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "num_wrong", "placement", "root",
+                 "out_of_place", "in_place"}
 
 
 def write_log(tmp_path, name: str, text: str):
@@ -47,12 +48,15 @@ def test_every_bundled_log_parses(tmp_path, capsys, name):
     assert err == ""
     log = read_bundled_log(name)
     results = read_results(out_file)
-    assert len(results) == len([r for r in log.records if r.time_us])  # both placements are kept
+    assert len(results) == len({(r.size_bytes, r.line) for r in log.records if r.time_us})  # one per printed row
     assert results.meta["tool"] == "gpucomm.parse" and results.meta["backend"] == "nccl"
-    assert results.meta["placement"] == "in-place"
+    assert results.meta["placement"] == "in_place"
+    timed = sum(r[p] is not None for r in results for p in ("out_of_place", "in_place"))
+    assert timed == len([r for r in log.records if r.time_us])  # both placements are kept
     for r in results:
-        assert RESULT_FIELDS <= set(r)
-        assert r["time_s"] > 0 and r["busbw_bytes_per_s"] >= 0 and r["in_place"] in (True, False)
+        assert RESULT_FIELDS <= set(r) and r["placement"] in ("out_of_place", "in_place")
+        assert r["time_s"] > 0 and r["busbw_bytes_per_s"] >= 0 and r["time_s"] == r[r["placement"]]["time_s"]
+        assert all(h is None or set(h) == set(MEASUREMENT_KEYS) for h in (r["out_of_place"], r["in_place"]))
     assert len(primary_records(results.meta, list(results))) == len([r for r in log.in_place() if r.time_us])
     # the table: one row per size with both placements, then the footer and one line per warning
     rows = [line for line in out.splitlines() if line and not line.startswith("#")]
@@ -68,18 +72,19 @@ def test_every_bundled_log_parses(tmp_path, capsys, name):
 def test_records_match_the_log_and_fit_like_a_sweep():
     from gpucomm.model.fit import fit_sweep
 
-    meta, both = log_to_results(read_bundled_log("C08"))
+    meta, rows = log_to_results(read_bundled_log("C08"))
     assert meta["num_ranks"] == 16 and meta["collective"] == "all_reduce" and meta["busbw_factor"] == 1.875
     assert meta["iters"] == 20 and meta["warmup_iters"] == 5 and meta["check"] is True
-    assert [r["in_place"] for r in both[:2]] == [False, True] and len(both) == 62
-    rows = primary_records(meta, both)
-    assert rows[0]["msg_bytes"] == 8 and rows[-1]["msg_bytes"] == 8 * 2**30 and {r["in_place"] for r in rows} == {True}
+    assert meta["placements"] == ["out_of_place", "in_place"] and meta["placement_note"] is None
+    assert len(rows) == 31 and {r["placement"] for r in rows} == {"in_place"} and primary_records(meta, rows) == rows
+    assert rows[0]["msg_bytes"] == 8 and rows[-1]["msg_bytes"] == 8 * 2**30
     assert [r["msg_bytes"] for r in rows] == sorted(r["msg_bytes"] for r in rows)
     fit = fit_sweep(rows)  # a published log fits exactly as a sweep of one's own does
     assert fit.num_ranks == 16 and fit.busbw_bytes_per_s > 100e9
     oop_meta, oop = log_to_results(read_bundled_log("C04"), in_place=False)
-    assert oop_meta["placement"] == "out-of-place"
-    assert primary_records(oop_meta, oop)[2]["busbw_bytes_per_s"] == pytest.approx(232.81e9)
+    assert oop_meta["placement"] == "out_of_place" and {r["placement"] for r in oop} == {"out_of_place"}
+    assert oop[2]["busbw_bytes_per_s"] == pytest.approx(232.81e9) and oop[2]["in_place"]["busbw_bytes_per_s"] == \
+        pytest.approx(164.13e9)
 
 
 def test_json_lines_equal_the_results_file(tmp_path, capsys):
@@ -242,7 +247,9 @@ def test_nccl_tests_json_output_is_read(tmp_path, capsys):
 def test_both_placements_are_shown_and_kept(tmp_path, capsys):
     code, out, _ = run(capsys, write_log(tmp_path, "c04.txt", bundled_log_text("C04")), "--json")
     records = [json.loads(line) for line in out.splitlines()][1:]
-    assert [(r["msg_bytes"], r["in_place"]) for r in records[4:6]] == [(4294967296, False), (4294967296, True)]
+    assert records[2]["msg_bytes"] == 4294967296 and records[2]["placement"] == "in_place"
+    assert (records[2]["out_of_place"]["time_s"], records[2]["in_place"]["time_s"]) == \
+        pytest.approx((27672e-6, 39252e-6))
     code, out, _ = run(capsys, write_log(tmp_path, "c04.txt", bundled_log_text("C04")))
     row = next(line for line in out.splitlines() if line.startswith("  4294967296"))
     assert row.split()[4:] == ["27672.00", "155.21", "232.81", "0", "39252.00", "109.42", "164.13", "0"]
@@ -265,3 +272,48 @@ def test_contradicting_ranks_are_warned_and_partial_logs_say_inferred(tmp_path, 
     code, out, _ = run(capsys, write_log(tmp_path, "rows.txt", rows))
     assert "all_reduce (inferred from busbw/algbw), 16 ranks (inferred from busbw/algbw)" in out.splitlines()[0]
     assert "[unknown_shape]" not in out
+
+
+# --- one results format: gpucomm parse of a gpucomm bench table writes what gpucomm bench wrote ---------------
+
+@pytest.mark.parametrize("collective", ["all_reduce", "all_gather"])
+def test_parse_of_a_bench_table_writes_the_records_bench_wrote(tmp_path, capsys, collective):
+    """The same sweep, as ``gpucomm bench --out`` writes it and as ``gpucomm parse`` reads its table: same keys.
+
+    all_reduce has no out-of-place call in torch.distributed (that half is blank, ``out_of_place`` None);
+    all_gather has both, and nccl-tests prints its count per rank (the records hold the whole buffer's).
+    Before, parse wrote two records per size (``in_place`` true/false) where bench wrote one, and fit
+    dropped every record of a bench file.
+    """
+    pytest.importorskip("torch")
+    bench_file, table = tmp_path / "bench.jsonl", tmp_path / "bench.txt"
+    proc = subprocess.run([sys.executable, "-m", "gpucomm", "bench", "--ranks", "2", "--backend", "gloo",
+                           "--collective", collective, "-b", "64K", "-e", "4M", "-f", "4", "-w", "1", "-n", "3",
+                           "--no-progress", "--out", str(bench_file)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    table.write_text(proc.stdout)
+    bench = read_results(bench_file)
+    for flags in ([], ["--out-of-place"]):
+        parsed_file = tmp_path / f"parsed{len(flags)}.jsonl"
+        code, _, err = run(capsys, str(table), "--out", str(parsed_file), *flags)
+        assert code == 0, err
+        parsed = read_results(parsed_file)
+        assert len(parsed) == len(bench) == 4
+        for b, p in zip(bench, parsed):
+            assert list(p) == list(b)  # the same fields in the same order
+            for half in ("out_of_place", "in_place"):
+                assert (p[half] is None) == (b[half] is None)
+                assert p[half] is None or list(p[half]) == list(b[half])
+                assert p[half] is None or p[half]["time_s"] == pytest.approx(b[half]["time_s"], abs=0.006e-6)
+            same = ("record", "collective", "msg_bytes", "count", "dtype", "op", "num_ranks", "iters", "blocks",
+                    "warmup_iters", "num_wrong", "root")
+            assert {k: p[k] for k in same} == {k: b[k] for k in same}
+        # bench's top level: out-of-place where torch has it; parse's: in-place unless --out-of-place
+        # (all_reduce: in-place only, so in-place either way, as bench)
+        assert {r["placement"] for r in parsed} == {"out_of_place" if flags and collective == "all_gather"
+                                                    else "in_place"}
+        assert {r["placement"] for r in bench} == {"out_of_place" if collective == "all_gather" else "in_place"}
+    for results_file in (bench_file, parsed_file):
+        code = main(["fit", str(results_file)])
+        out, err = capsys.readouterr()
+        assert code == 0 and err == "" and f"4 sizes from {results_file}" in out.splitlines()[0]

@@ -17,7 +17,6 @@ from gpucomm import GpucommError  # noqa: E402
 from gpucomm.measure.copy_bandwidth import format_copy_table  # noqa: E402
 from gpucomm.measure.harness import (  # noqa: E402
     call_argv,
-    check_count,
     device_name,
     metadata_record,
     time_block_s,
@@ -69,7 +68,9 @@ def test_time_block_also_times_each_call_without_changing_the_block():
 
 
 @pytest.mark.parametrize("value", [0, -1, 1.5, True, "3"])
-def test_check_count_refuses_what_is_not_a_count(value):
+def test_counts_are_checked_by_the_models_one_integer_check(value):
+    from gpucomm.model.units import check_int as check_count
+
     with pytest.raises(GpucommError, match=r"^iterations -n .* is not valid: expected an integer >= 1$"):
         check_count(value, "iterations -n", 1)
     assert check_count(0, "warm-up iterations -w", 0) == 0

@@ -451,3 +451,174 @@ def test_given_shape_contradicting_the_log_is_named():
     message = next(w.message for w in only_ratio.warnings if w.code == "contradiction")
     assert "not 1.75, the factor of all_reduce on 8 ranks" in message and "the rows fit all_reduce on 4 ranks" in message
     assert read_bundled_log("C06", num_ranks=4).warning_codes() == []
+
+
+# --- gpucomm bench's own table: one half blank where torch.distributed has no such call ------------------------
+
+BENCH_COLLECTIVES = ("all_reduce", "broadcast", "all_gather", "send_recv")
+
+
+def _bench_table(collective: str, num_ranks: int = 4, wrong_at: int | None = None) -> tuple[str, list[dict]]:
+    """A ``gpucomm bench`` table for ``collective`` formatted by :mod:`gpucomm.measure.results` from made-up records.
+
+    The placements measured and checked are the collective's spec's (what a real sweep fills in);
+    times grow from 5 us to milliseconds so every printed width of nccl-tests' number format occurs.
+    """
+    from gpucomm.measure.config import CHUNKED_COLLECTIVES, PLACEMENTS
+    from gpucomm.measure.results import SweepResults, format_table
+    from gpucomm.measure.spec import get_spec
+
+    spec = get_spec(collective)
+    factor = busbw_factor(collective, num_ranks)
+    op = "sum" if collective == "all_reduce" else "none"
+    records = []
+    for k, size in enumerate(8 * 4**i for i in range(14)):  # 8 B to 512 MiB
+        halves = {}
+        for p, placement in enumerate(PLACEMENTS):
+            if placement not in spec.placements:
+                halves[placement] = None
+                continue
+            time_s = 5e-6 + size / (110e9 + 7e9 * p) + 1e-7 * k
+            checked = placement not in spec.unchecked
+            wrong = (3 if k == wrong_at else 0) if checked else None
+            halves[placement] = {"time_s": time_s, "algbw_bytes_per_s": size / time_s,
+                                 "busbw_bytes_per_s": size / time_s * factor, "num_wrong": wrong,
+                                 "num_wrong_ranks": None if wrong is None else int(wrong > 0)}
+        records.append({"record": "result", "collective": collective, "msg_bytes": size, "count": size // 4,
+                        "dtype": "float32", "op": op, "num_ranks": num_ranks,
+                        "root": 0 if collective == "broadcast" else -1, **halves})
+    meta = {"collective": collective, "num_ranks": num_ranks, "backend": "nccl", "dtype": "float32", "op": op,
+            "min_bytes": 8, "max_bytes": 8 * 4**13, "step_factor": 4, "iters": 20, "warmup_iters": 5, "check": 1,
+            "busbw_factor": factor, "placement_note": spec.placement_note or None}
+    assert (collective in CHUNKED_COLLECTIVES) == (collective == "all_gather")
+    return format_table(SweepResults(records, meta)), records
+
+
+def _assert_read_back(log: ParsedLog, records: list[dict]) -> None:
+    """Every measured half of ``records`` is one record of ``log`` with its printed numbers; a blank half is none."""
+    from gpucomm.measure.config import PLACEMENTS
+
+    for in_place, placement in zip((False, True), PLACEMENTS):
+        read = log.in_place() if in_place else log.out_of_place()
+        written = [(r["msg_bytes"], r[placement]) for r in records if r[placement] is not None]
+        assert [r.size_bytes for r in read] == [size for size, _ in written], placement
+        for r, (size, m) in zip(read, written):
+            assert r.time_us == pytest.approx(m["time_s"] * 1e6, rel=1e-4, abs=0.0051), (placement, size)
+            assert r.busbw_gbps == pytest.approx(m["busbw_bytes_per_s"] / 1e9, rel=1e-4, abs=0.0051), (placement, size)
+            assert r.algbw_gbps == pytest.approx(m["algbw_bytes_per_s"] / 1e9, rel=1e-4, abs=0.0051), (placement, size)
+            assert r.wrong == m["num_wrong"], (placement, size)
+
+
+@pytest.mark.parametrize("collective", BENCH_COLLECTIVES)
+def test_gpucomm_bench_table_reads_back_both_halves_where_measured(collective):
+    """all_reduce and broadcast print a blank out-of-place half: read as not measured, never a cut row."""
+    text, records = _bench_table(collective)
+    log = parse_nccl_tests(text)
+    _assert_read_back(log, records)
+    m = log.metadata
+    assert (m["collective"], m["collective_source"], m["num_ranks"], m["num_ranks_source"]) == \
+        (collective, "gpucomm_header", 4, "gpucomm_header")
+    assert (m["iters"], m["warmup_iters"], m["validation"]) == (20, 5, 1)
+    assert m.get("not_measured") == ("out-of-place" if collective in ("all_reduce", "broadcast") else None)
+    assert {"incomplete_row", "bad_row", "wrong", "contradiction"}.isdisjoint(log.warning_codes())
+
+
+@pytest.mark.parametrize("collective", BENCH_COLLECTIVES)
+def test_blank_half_is_placed_by_the_column_titles_without_the_note(collective):
+    """The columns alone say which half is blank: the values end under the in-place titles."""
+    text, records = _bench_table(collective)
+    bare = "\n".join(line for line in text.splitlines() if "not measured" not in line)
+    _assert_read_back(parse_nccl_tests(bare), records)
+
+
+def test_blank_half_is_placed_by_a_full_row_without_titles():
+    """No title line: a full row of the same table gives the columns' positions."""
+    full, _ = _bench_table("send_recv")
+    blank, records = _bench_table("all_reduce")
+    rows = [line for line in blank.splitlines() if line.strip()[:1].isdigit()]
+    log = parse_nccl_tests("\n".join([next(line for line in full.splitlines() if line.strip()[:1].isdigit())] + rows),
+                           collective="all_reduce", num_ranks=4)
+    assert [r.size_bytes for r in log.in_place()] == [8] + [r["msg_bytes"] for r in records]
+    assert [r.size_bytes for r in log.out_of_place()] == [8]
+
+
+def test_a_blank_half_nothing_places_is_skipped_as_cut():
+    """Rows with one half's columns, no note, no title and no full row: they cannot be placed, so not read."""
+    text, _ = _bench_table("all_reduce")
+    rows = "\n".join(line for line in text.splitlines() if line.strip()[:1].isdigit())
+    with pytest.raises(GpucommError, match="print one half, and no '# out-of-place: not measured'"):
+        parse_nccl_tests(rows)
+    note = "# out-of-place: not measured, torch.distributed.all_reduce works in place only\n"
+    assert len(parse_nccl_tests(note + rows).in_place()) == 14  # the note alone places them
+
+
+def test_an_in_place_blank_needs_the_line_that_says_so():
+    """Values under the out-of-place titles alone are a row cut after its first half; a note places them.
+
+    nccl-tests never leaves the in-place half blank; ``# in-place: not measured`` says it is, and a note
+    naming the other half contradicts the columns: those rows are not read.
+    """
+    text, records = _bench_table("send_recv")
+    lines = text.splitlines()
+    title = next(line for line in lines if line.startswith("#") and " size " in line)
+    out_of_place_end = title.index("#wrong") + len("#wrong")
+    cut = "\n".join(line[:out_of_place_end] if line.strip()[:1].isdigit() else line for line in lines)
+    with pytest.raises(GpucommError, match="14 line\\(s\\) looked like cut rows"):
+        parse_nccl_tests(cut)
+    log = parse_nccl_tests("# in-place: not measured\n" + cut)
+    assert [r.size_bytes for r in log.out_of_place()] == [r["msg_bytes"] for r in records] and log.in_place() == []
+    assert log.metadata["not_measured"] == "in-place"
+    with pytest.raises(GpucommError, match="cut rows"):
+        parse_nccl_tests("# out-of-place: not measured\n" + cut)
+
+
+def test_gpucomm_bench_wrong_rows_keep_their_count():
+    """A row with wrong elements ends in WRONG in gpucomm bench's table: the count is read, the mark skipped."""
+    text, records = _bench_table("all_reduce", wrong_at=7)
+    assert text.count("WRONG") == 1
+    log = parse_nccl_tests(text)
+    _assert_read_back(log, records)
+    assert "wrong" in log.warning_codes() and "bad_row" not in log.warning_codes()
+
+
+def test_nccl_tests_trace_replay_null_body():
+    """nccl-tests' own blank half: 32 spaces for the out-of-place body (writeBenchMarkLineNullBody, src/util.cu)."""
+    preamble = f"{2**20:12d}  {2**18:12d}  {'float':>8}  {'sum':>6}  {-1:6d}"
+    row = preamble + " " * 32 + f"  {'40.00':>7}  {'26.21':>6}  {'26.21':>6}  {0:6d}"
+    log = parse_nccl_tests(HEADER + row + "\n# Avg bus bandwidth : 26.21\n")
+    assert log.out_of_place() == [] and [(r.size_bytes, r.time_us, r.busbw_gbps) for r in log.in_place()] == \
+        [(2**20, 40.0, 26.21)]
+
+
+def test_gpucomm_bench_round_trip_through_gpucomm_parse(tmp_path):
+    """A real 2-rank gloo sweep: the table ``gpucomm bench`` prints is what ``gpucomm parse`` reads back."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    from gpucomm.measure.config import PLACEMENTS
+    from gpucomm.measure.results import placement_record, read_results
+
+    out = tmp_path / "ar.jsonl"
+    bench = subprocess.run([sys.executable, "-m", "gpucomm", "bench", "--ranks", "2", "--backend", "gloo", "-b", "8",
+                            "-e", "64K", "-f", "4", "-n", "3", "-w", "1", "--out", str(out), "--no-progress"],
+                           capture_output=True, text=True, timeout=300)
+    assert bench.returncode == 0, bench.stderr
+    table = tmp_path / "ar.txt"
+    table.write_text(bench.stdout)
+    parse = subprocess.run([sys.executable, "-m", "gpucomm", "parse", "--json", str(table)], capture_output=True,
+                           text=True, timeout=120)
+    assert parse.returncode == 0, parse.stderr
+    meta, *rows = [json.loads(line) for line in parse.stdout.splitlines()]
+    assert (meta["collective"], meta["num_ranks"]) == ("all_reduce", 2)
+    written = read_results(out)
+    assert [r["msg_bytes"] for r in rows] == [r["msg_bytes"] for r in written] == [8 * 4**i for i in range(7)]
+    for row, record in zip(rows, written):
+        for placement in PLACEMENTS:
+            read, measured = placement_record(row, placement), placement_record(record, placement)
+            assert (read is None) == (measured is None) == (placement == "out_of_place")  # in place only
+            if measured is not None:
+                assert read["time_s"] == pytest.approx(measured["time_s"], rel=1e-3, abs=6e-9)
+                assert read["busbw_bytes_per_s"] == pytest.approx(measured["busbw_bytes_per_s"], rel=1e-3, abs=6e6)
+                assert read["num_wrong"] == measured["num_wrong"] == 0

@@ -155,3 +155,34 @@ def test_regions_moved_from_the_cli_and_one_placement_per_sweep():
     assert len(sweep_rows([r for r in both if r["in_place"]])[0]) == len(SIZES)
     good, wrong = split_wrong([dict(rows[0], num_wrong=4)] + rows[1:])
     assert [r["msg_bytes"] for r in wrong] == [SIZES[0]] and len(good) == len(SIZES) - 1
+
+
+def _both_halves(rows: list[dict], placement: str = "in_place") -> list[dict]:
+    """``rows`` in the shape gpucomm bench and gpucomm parse write: the top level is ``placement``'s measurement,
+    both halves in ``out_of_place`` and ``in_place`` (here the other half 3x slower, so a fit of it would differ)."""
+    other = "out_of_place" if placement == "in_place" else "in_place"
+    out = []
+    for r in rows:
+        half = {"time_s": r["time_s"], "num_wrong": r.get("num_wrong", 0)}
+        out.append(dict(r, placement=placement, **{placement: half, other: dict(half, time_s=3 * r["time_s"])}))
+    return out
+
+
+def test_records_with_both_placements_are_fitted_on_their_top_level():
+    """labs/allreduce_sweep.ipynb: fit_sweep on gpucomm bench's records raised TypeError: unhashable type: 'dict'."""
+    from gpucomm.model.fit import fit_regions, split_wrong, sweep_rows
+
+    rows = [{"record": "result", "collective": "all_reduce", "num_ranks": 2, "msg_bytes": s, "time_s": t}
+            for s, t in zip(SIZES, synthetic(20e-6, 10e9, 2))]
+    for placement in ("in_place", "out_of_place"):
+        records = _both_halves(rows, placement)
+        assert fit_sweep(records) == fit_sweep(rows)  # the top level; the other half is not read
+        assert fit_regions(records) == fit_regions(rows)
+        assert len(sweep_rows(records)[0]) == len(SIZES)
+    torch_all_reduce = [dict(r, out_of_place=None) for r in _both_halves(rows)]  # no out-of-place call in torch
+    assert fit_sweep(torch_all_reduce) == fit_sweep(rows)
+    mixed = _both_halves(rows[:3]) + _both_halves(rows[3:], "out_of_place")
+    with pytest.raises(GpucommError, match="both placements .* at their top level"):
+        sweep_rows(mixed)
+    good, wrong = split_wrong([dict(_both_halves(rows)[0], num_wrong=4)] + _both_halves(rows)[1:])  # summed over both
+    assert [r["msg_bytes"] for r in wrong] == [SIZES[0]] and len(good) == len(SIZES) - 1

@@ -1,8 +1,10 @@
 """``gpucomm fit RESULTS``: fit alpha and beta to a saved sweep, per size region if one line does not fit.
 
-Reads a JSON-lines results file from ``gpucomm bench --out`` (or ``run_sweep(out=...)``), fits
-the alpha-beta model ``t = alpha + f S / B`` (:func:`gpucomm.model.fit.fit_alpha_beta`), and, when
-that single fit is poor, fits the small and the large sizes separately: NCCL switches protocol
+Reads a JSON-lines results file from ``gpucomm bench --out`` (or ``run_sweep(out=...)``, or
+``gpucomm parse --out``), takes the measurement at the top level of each record (the placement it
+names; ``gpucomm parse --out-of-place`` puts the other one there), fits the alpha-beta model
+``t = alpha + f S / B`` (:func:`gpucomm.model.fit.fit_alpha_beta`), and, when that single fit is
+poor, fits the small and the large sizes separately: NCCL switches protocol
 (LL for small messages, Simple for large ones) and a CPU falls out of its caches, so one
 ``(alpha, B)`` pair often cannot follow a whole sweep. Optionally compares every size with the
 catalog model (:func:`gpucomm.model.cost.collective_cost`: ``--link nvlink4 --gpus 8``) and writes
@@ -157,8 +159,9 @@ def run(args: argparse.Namespace) -> int:
                            "gpucomm bench --out or gpucomm parse --out")
     notes = []
     if len(rows) < len(results):
-        notes.append(f"# {meta.get('placement', 'in-place')} records: {len(rows)} of {len(results)} (gpucomm parse keeps "
-                     "both of nccl-tests' placements; the other is not fitted)")
+        placement = str(meta.get("placement") or "in_place").replace("_", "-")
+        notes.append(f"# {placement} records: {len(rows)} of {len(results)} (one placement per fit: the others hold "
+                     "the other of nccl-tests' two at their top level)")
     rows, shape_notes = _shape(rows, meta, args, repr(args.results))
     notes += shape_notes
     rows, wrong = split_wrong(rows)

@@ -6,16 +6,18 @@ standard input; :func:`gpucomm.measure.logs.files.read_log_text`), or the JSON f
 prints each run's rows with both placements side by side followed by what looks wrong (``# warning
 [code]: ...`` lines; :func:`gpucomm.measure.logs.nccl_tests_results.format_log_table`), and with ``--out
 FILE`` writes the same JSON-lines results file as ``gpucomm bench --out``: a metadata record, then one
-result record per message size and placement (:func:`gpucomm.measure.logs.nccl_tests_results.log_to_results`;
-see :mod:`gpucomm.measure.results` for the fields), so :func:`gpucomm.measure.results.read_results`,
+result record per message size with both placements in it, built as ``gpucomm bench`` builds its own
+(:func:`gpucomm.measure.logs.nccl_tests_results.log_to_results`,
+:func:`gpucomm.measure.results.sweep_record`; see :mod:`gpucomm.measure.results` for the fields), so :func:`gpucomm.measure.results.read_results`,
 ``gpucomm fit`` and :func:`gpucomm.viz.figures.measured.measured_vs_model_figure` take a published log
 as they take a sweep of your own. ``--json`` prints those lines instead of the table. A log with
 several runs gives several sweeps (``--run N`` keeps one; ``--out`` then writes ``FILE.runN.jsonl``
 per run).
 
-nccl-tests prints an out-of-place and an in-place measurement for every size; both are kept.
-``gpucomm bench`` measures torch's in-place ``all_reduce``, so a fit uses the in-place records by
-default (``--out-of-place`` records the other one as the placement to fit). Values are taken as
+nccl-tests prints an out-of-place and an in-place measurement for every size; both are kept (the
+record's ``out_of_place`` and ``in_place`` fields). ``gpucomm bench`` measures torch's in-place
+``all_reduce``, so the in-place one is at the record's top level (``placement``), which a fit reads,
+by default (``--out-of-place`` puts the other one there). Values are taken as
 printed: nccl-tests averages the time over ranks by default (``-a 1``) where ``gpucomm bench``
 reports the slowest rank.
 
@@ -56,7 +58,7 @@ WRONG_CODES = ("wrong", "error", "out_of_bounds")
 DESCRIPTION = """Read nccl-tests output (the text all_reduce_perf and friends print, or their -J JSON file)
 into the results records of 'gpucomm bench': print each run's rows, both placements, with any
 warnings, and optionally write a JSON-lines results file (a metadata line, then one line per size
-and placement)."""
+with both placements)."""
 EPILOG = """examples:
   gpucomm parse all_reduce.log
   gpucomm parse all_reduce.log --out results/published.jsonl

@@ -46,7 +46,6 @@ from typing import IO
 from gpucomm import GpucommError
 from gpucomm.measure.harness import (
     call_argv,
-    check_count,
     device_name,
     metadata_record,
     synchronize,
@@ -54,7 +53,7 @@ from gpucomm.measure.harness import (
 )
 from gpucomm.measure.resources import available_device_bytes, available_host_bytes, check_fits_memory
 from gpucomm.measure.results import Column, Results, ResultsWriter, Table, TableReporter, format_time_us, read_results
-from gpucomm.model.units import format_size, parse_size, to_gb_per_s
+from gpucomm.model.units import check_int, format_size, parse_size, to_gb_per_s
 
 #: Every kind of copy, with what it measures.
 COPY_KINDS: dict[str, str] = {
@@ -447,10 +446,10 @@ def measure_copy_bandwidth(kinds: Iterable[str] | str | None = None, *, min_byte
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     kinds = available_copy_kinds() if kinds is None else _check_kinds(kinds, gpus)
-    check_count(iters, "iterations -n", 1)
-    check_count(warmup_iters, "warm-up iterations -w", 0)
-    check_count(blocks, "timed blocks --blocks", 1)
-    check_count(device, "device", 0)
+    check_int(iters, "iterations -n", 1)
+    check_int(warmup_iters, "warm-up iterations -w", 0)
+    check_int(blocks, "timed blocks --blocks", 1)
+    check_int(device, "device", 0)
     if gpus and device >= gpus:
         raise GpucommError(f"device {device} is not valid: expected 0 to {gpus - 1}")
     sizes = copy_sizes(min_bytes, max_bytes, step_factor)

@@ -212,25 +212,6 @@ def max_over_ranks(value: float, device: torch.device) -> float:
 
 # --- timing -----------------------------------------------------------------------------------
 
-def check_count(value, what: str, minimum: int) -> int:
-    """``value`` if it is an integer >= ``minimum`` (not a bool), else one clear error.
-
-    For the counts of a timing schedule (iterations, warm-up iterations, blocks) and the
-    other whole numbers a measurement takes.
-
-    Raises
-    ------
-    GpucommError
-        ``"<what> <value> is not valid: expected an integer >= <minimum>"``.
-
-    Examples
-    --------
-    >>> check_count(3, "iterations -n", 1)
-    3
-    """
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise GpucommError(f"{what} {value!r} is not valid: expected an integer >= {minimum}")
-    return value
 
 
 def time_block_s(fn: Callable[[], object], iters: int, *, device: torch.device, clock: str = "host",
@@ -461,5 +442,5 @@ def metadata_record(tool: str, *, devices: Sequence[str], rank_hosts: Sequence[s
 
 
 __all__ = ["cuda_device_count", "resolve_backend", "rank_device", "process_group", "synchronize", "barrier",
-           "max_over_ranks", "check_count", "time_block_s", "timed_blocks_s", "cpu_model_name", "device_name",
+           "max_over_ranks", "time_block_s", "timed_blocks_s", "cpu_model_name", "device_name",
            "gather_rank_names", "nccl_version", "call_argv", "metadata_record", "ENV_PREFIXES", "ENV_NAMES", "CLOCKS"]

@@ -66,6 +66,7 @@ from gpucomm.measure.config import BACKENDS, DEFAULT_TIMEOUT_S, check_dtype
 from gpucomm.measure.launch import launch_workers
 from gpucomm.measure.results import Column, ResultsWriter, Table, format_time_us
 from gpucomm.model.collectives import busbw_factor, check_num_ranks
+from gpucomm.model.units import check_int
 
 __all__ = ["TPLayerConfig", "run_tp_layer", "tp_layer_flops_per_rank", "tp_layer_all_reduce_bytes",
            "overlapped_time_s", "CHECK_TOLERANCE", "TP_LAYER_TABLE", "tp_layer_rows", "format_tp_layer_table"]
@@ -158,10 +159,10 @@ class TPLayerConfig:
         """
         check_num_ranks(num_ranks, maximum=4096)
         for name in ("hidden", "ffn", "tokens", "head_dim", "iters", "blocks"):
-            harness.check_count(getattr(self, name), name, 1)
-        harness.check_count(self.warmup_iters, "warmup_iters", 0)
+            check_int(getattr(self, name), name, 1)
+        check_int(self.warmup_iters, "warmup_iters", 0)
         if self.seq_len is not None:
-            harness.check_count(self.seq_len, "seq_len", 1)
+            check_int(self.seq_len, "seq_len", 1)
         if self.ffn % num_ranks:
             raise GpucommError(f"ffn {self.ffn} is not divisible by {num_ranks} ranks: expected a multiple of {num_ranks} "
                                "(each rank holds ffn / ranks columns of the first linear)")
@@ -176,7 +177,7 @@ class TPLayerConfig:
                 raise GpucommError(f"tokens {self.tokens} is not a multiple of seq_len {self.sequence_tokens}: expected "
                                    "whole sequences")
         if self.overlap:
-            harness.check_count(self.chunks, "chunks", 2)
+            check_int(self.chunks, "chunks", 2)
             sequences = self.tokens // self.sequence_tokens
             if sequences % self.chunks:
                 what = "sequences" if self.attention else "tokens"
@@ -279,7 +280,7 @@ def overlapped_time_s(compute_s: float, comm_s: float, *, chunks: int) -> float:
     >>> overlapped_time_s(8.0, 2.0, chunks=1)
     10.0
     """
-    harness.check_count(chunks, "chunks", 1)
+    check_int(chunks, "chunks", 1)
     if compute_s < 0 or comm_s < 0:
         raise GpucommError(f"times must be >= 0 s, got compute {compute_s!r} and comm {comm_s!r}")
     return max(compute_s, comm_s) + min(compute_s, comm_s) / chunks

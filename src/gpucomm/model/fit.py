@@ -206,7 +206,8 @@ def fit_alpha_beta(msg_bytes: Sequence[float], time_s: Sequence[float], *, colle
 def fit_sweep(records: Iterable[dict]) -> AlphaBetaFit:
     """Fit the alpha-beta model to a sweep's result records (``msg_bytes``, ``time_s``, ...).
 
-    ``collective`` and ``num_ranks`` are read from the records, which must agree.
+    ``collective`` and ``num_ranks`` are read from the records, which must agree; each record's
+    top level is its measurement (:func:`sweep_rows`).
 
     Raises
     ------
@@ -295,6 +296,11 @@ class FitReport:
 def sweep_rows(records: Iterable[dict]) -> tuple[list[dict], str, int]:
     """The result records of one sweep, sorted by size, with its collective and rank count.
 
+    A fit reads each record's top level (``msg_bytes``, ``time_s``, ``busbw_bytes_per_s``...):
+    one measurement per size, the one its ``placement`` names, in the records of ``gpucomm bench``
+    and ``gpucomm parse`` alike (their ``out_of_place`` and ``in_place`` fields hold both), and
+    in records written before the placements, which have no ``placement``.
+
     Parameters
     ----------
     records : iterable of dict
@@ -309,7 +315,16 @@ def sweep_rows(records: Iterable[dict]) -> tuple[list[dict], str, int]:
     Raises
     ------
     GpucommError
-        No result records, or records of several collectives or rank counts.
+        No result records, records of several collectives or rank counts, or of both placements
+        at their top level (a log that lacks one placement at some sizes: ``gpucomm fit`` keeps
+        the file's, :func:`gpucomm.measure.logs.nccl_tests_results.primary_records`).
+
+    Examples
+    --------
+    >>> rows = [{"collective": "all_reduce", "num_ranks": 2, "msg_bytes": m, "time_s": 1e-5, "placement": "in_place",
+    ...          "in_place": {"time_s": 1e-5}, "out_of_place": None} for m in (16, 8)]
+    >>> [r["msg_bytes"] for r in sweep_rows(rows)[0]], sweep_rows(rows)[1:]
+    ([8, 16], ('all_reduce', 2))
     """
     rows = sorted((r for r in records if r.get("record", "result") == "result"), key=lambda r: r["msg_bytes"])
     if not rows:
@@ -317,9 +332,13 @@ def sweep_rows(records: Iterable[dict]) -> tuple[list[dict], str, int]:
     kinds = {(r.get("collective"), r.get("num_ranks")) for r in rows}
     if len(kinds) != 1:
         raise GpucommError(f"records mix collectives or rank counts {sorted(kinds, key=str)}: expected one sweep")
-    if len({r.get("in_place") for r in rows} - {None}) > 1:
-        raise GpucommError("records hold both placements of nccl-tests (in-place and out-of-place) for one size: "
-                           "expected the records of one placement (their 'in_place' field)")
+    placements = {r.get("placement") for r in rows} - {None}
+    # gpucomm parse wrote one record per size and placement for a while (``in_place`` true or false).
+    flags = {r["in_place"] for r in rows if isinstance(r.get("in_place"), bool)}
+    if len(placements) > 1 or len(flags) > 1:
+        raise GpucommError("records hold both placements of nccl-tests (in-place and out-of-place) at their top level: "
+                           "expected one placement per sweep (gpucomm fit keeps the results file's; in Python, "
+                           "gpucomm.measure.logs.nccl_tests_results.primary_records(results.meta, results))")
     (collective, num_ranks), = kinds
     return rows, collective, num_ranks
 
@@ -328,7 +347,8 @@ def split_wrong(records: Iterable[dict]) -> tuple[list[dict], list[dict]]:
     """Result records whose check passed or was not run, and those with wrong elements (``num_wrong`` > 0).
 
     A collective that returned wrong data measured something else than the collective: its time does
-    not belong in a fit of the collective's cost.
+    not belong in a fit of the collective's cost. ``num_wrong`` is the top-level field, which sums
+    both placements (``gpucomm bench``, ``gpucomm parse``): a size wrong in either is left out.
 
     Returns
     -------
@@ -365,8 +385,8 @@ def fit_regions(records: Iterable[dict], *, max_rms: float = DEFAULT_MAX_RMS,
     Parameters
     ----------
     records : iterable of dict
-        Result records of one sweep (``collective``, ``num_ranks``, ``msg_bytes``, ``time_s``);
-        metadata records are skipped.
+        Result records of one sweep (``collective``, ``num_ranks``, ``msg_bytes``, ``time_s``,
+        each record's top level: :func:`sweep_rows`); metadata records are skipped.
     max_rms : float
         A single fit with rms relative error at or below this is kept (default 0.15).
     min_points : int

@@ -18,16 +18,26 @@ published logs:
 * lines prefixed by OpenMPI's ``--tag-output`` (``[1,0]<stdout>:``, with or without a space
   before the size), Intel MPI's or MPICH's rank tag (``[0]``), a bracketed timestamp, ``srun
   --label`` (``0: ``) or a Markdown quote (``> ``), nested up to four deep, and NCCL_DEBUG=INFO
-  lines mixed in (ignored, except the ``NCCL version`` line).
+  lines mixed in (ignored, except the ``NCCL version`` line);
+* rows with one half blank, a measurement not made: nccl-tests prints no out-of-place half when it
+  replays a trace (``writeBenchMarkLineNullBody``, ``src/util.cu``), and ``gpucomm bench`` none for
+  all_reduce and broadcast, which torch.distributed runs in place only. Such a row is read when a
+  ``# out-of-place: not measured`` (or ``in-place``) line says which half is blank, or when its
+  values end under the in-place column titles (or under a full row's in-place values): values
+  under the out-of-place titles alone are a row cut in the middle. The blank half gives no
+  record, never a count of wrong elements. The ``WRONG`` that ends
+  ``gpucomm bench``'s rows with wrong elements is skipped (the ``#wrong`` columns hold the counts).
 
 It also reads the header (``# nThread 1 nGpus 8 minBytes ... maxBytes ...``), the ``# Using
-devices`` list, the nccl-tests version line, the command line if the log contains one, and the
-summary (``# Avg bus bandwidth``). The number of ranks comes from the device list, else from the
-command (``mpirun -np P ... -t T -g G``: P x T x G, the rule in nccl-tests' README), else from the
-numbers: size / (count x type size) for the collectives that print a per-rank count, or the one rank
-count whose bus-bandwidth factor (``doc/PERFORMANCE.md``) matches busbw / algbw of every row to the
-printed precision. The collective comes from the binary's name, else from busbw / algbw with the
-``redop`` and ``root`` columns (:func:`finish_log`); ``*_source`` in the metadata says which.
+devices`` list, the nccl-tests version line, the command line if the log contains one, the first
+line of ``gpucomm bench``'s table (``# gpucomm.measure all_reduce: 2 ranks, ...``: collective, ranks,
+iterations) and the summary (``# Avg bus bandwidth``). The number of ranks comes from the device
+list or that line, else from the command (``mpirun -np P ... -t T -g G``: P x T x G, the rule in
+nccl-tests' README), else from the numbers: size / (count x type size) for the collectives that
+print a per-rank count, or the one rank count whose bus-bandwidth factor (``doc/PERFORMANCE.md``)
+matches busbw / algbw of every row to the printed precision. The collective comes from the
+binary's name or that line, else from busbw / algbw with the ``redop`` and ``root`` columns
+(:func:`finish_log`); ``*_source`` in the metadata says which.
 
 :func:`parse_nccl_tests_runs` splits a text holding several runs (one after another, or ``-d all``
 sweeping each type in turn) into one :class:`ParsedLog` per run; :func:`parse_nccl_tests` reads the
@@ -96,6 +106,9 @@ BUSBW_DROP_FRACTION = 0.10
 DROP_MIN_BYTES = 1 << 20
 """Below 1 MiB busbw is latency-bound and noisy: not checked for drops."""
 
+_HALF_WIDTH = 4  # columns of one measurement: time, algbw, busbw, then #wrong or error
+_ALIGN_SLACK = 3  # characters a value may end away from its column title (the halves are 32 apart)
+_WRONG_MARK = "WRONG"  # gpucomm bench ends a row with wrong elements with it (gpucomm.measure.results)
 _MAX_DIGITS = 20  # a size or count with more digits is not a size (and int() of huge strings is slow or refused)
 _INT_RE = re.compile(r"^\d{1,%d}$" % _MAX_DIGITS)
 _SIGNED_INT_RE = re.compile(r"^-?\d{1,%d}$" % _MAX_DIGITS)
@@ -124,6 +137,10 @@ _REDUCED_RE = re.compile(r"Reducing maxBytes to\s+(\d{1,20})")
 _OOB_RE = re.compile(r"Out of bounds values\s*:\s*(\d{1,12})\s*(\w*)")
 _COMMAND_START_RE = re.compile(r"(?:^|[\s/])(?:mpirun|mpiexec|srun|torchrun|[a-z_]+_perf)(?:\s|$)")
 _COLLECTIVE_START_RE = re.compile(r"Collective test starting:\s*([a-z_]+?)(?:_perf)?\s*$")
+_NOT_MEASURED_RE = re.compile(r"^(out-of-place|in-place)\s*:\s*not measured\b", re.IGNORECASE)
+# the first line of gpucomm bench's table (gpucomm.measure.results._sweep_comments)
+_GPUCOMM_HEADER_RE = re.compile(r"^gpucomm\.measure\s+([a-z_]{1,40}):\s+(\d{1,9})\s+ranks\b")
+_GPUCOMM_ITERS_RE = re.compile(r"\biters\s+(\d{1,9})(?:\s+x\s+\d{1,9}\s+blocks)?,\s+warm-up\s+(\d{1,9}),\s+check\s+([01])\b")
 
 
 @dataclass(frozen=True)
@@ -213,7 +230,8 @@ class ParsedLog:
     Attributes
     ----------
     records : tuple of Record
-        Every measurement, in the order of the text (out-of-place then in-place for each row).
+        Every measurement, in the order of the text (out-of-place then in-place for each row; none
+        for a blank half, a measurement not made).
     warnings : tuple of LogWarning
         Problems found, each with a ``code`` (see the module docstring).
     metadata : dict
@@ -222,10 +240,11 @@ class ParsedLog:
         ``agg_iters``, ``validation``, ``graph`` (the header line); ``command``; ``version``
         (nccl-tests), ``nccl_version``; ``collective`` (torch.distributed name, or the binary's
         stem when it has no torch name) with ``collective_source``; ``num_ranks`` with
-        ``num_ranks_source`` (``"devices"``, ``"command"``, ``"busbw/algbw"``); ``devices`` (list of
-        dicts: rank, host, device, bus_id, name); ``avg_busbw_gbps``; ``out_of_bounds``; ``source``
-        (a ``# source:`` line); always ``layout`` (``"current"``, ``"legacy"`` with redop,
-        ``"legacy_no_redop"``).
+        ``num_ranks_source`` (``"devices"``, ``"command"``, ``"gpucomm_header"``, ``"busbw/algbw"``...:
+        :data:`SOURCE_WORDS`); ``devices`` (list of dicts: rank, host, device, bus_id, name);
+        ``avg_busbw_gbps``; ``out_of_bounds``; ``source`` (a ``# source:`` line); ``not_measured``
+        (``"out-of-place"`` or ``"in-place"``, the half a ``# out-of-place: not measured`` line says
+        is blank); always ``layout`` (``"current"``, ``"legacy"`` with redop, ``"legacy_no_redop"``).
     """
 
     records: tuple[Record, ...]
@@ -315,9 +334,12 @@ _LAYOUTS = {
 }
 
 
-def _infer_layout(tokens: list[str]) -> _Layout | None:
-    """The layout of a row when no header line says it: by width, then by what the columns hold."""
-    layout = _LAYOUTS.get(len(tokens))
+def _infer_layout(tokens: list[str], halves: int = 2) -> _Layout | None:
+    """The layout of a row when no header line says it: by width, then by what the columns hold.
+
+    ``halves`` is how many of the row's two measurements are printed (1: one half blank).
+    """
+    layout = _LAYOUTS.get(len(tokens) + _HALF_WIDTH * (2 - halves))
     if layout is None:
         return None
     time_at = 3 + layout.has_redop + layout.has_root
@@ -340,6 +362,46 @@ def _layout_from_header(tokens: list[str]) -> _Layout | None:
     check = "error" if "error" in words else "wrong"
     name = "current" if has_root and check == "wrong" else ("legacy" if has_redop else "legacy_no_redop")
     return _Layout(name, has_redop, has_root, check)
+
+
+def _title_half_ends(line: str, layout: _Layout) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """Where the out-of-place and in-place columns end in a column-title line (``line`` without its prefix).
+
+    nccl-tests right-aligns each title over its column (``writeResultHeader`` and
+    ``writeBenchmarkLineBody``, ``src/util.cu``), and so does ``gpucomm bench``: the character
+    offset where a title ends is where its values end. None unless the line holds one title per
+    column of ``layout`` (a leading lone ``#`` aside).
+    """
+    words = list(re.finditer(r"\S+", line))
+    if words and words[0].group() == "#":
+        words = words[1:]
+    if len(words) != layout.width:
+        return None
+    ends = tuple(w.end() for w in words[-2 * _HALF_WIDTH:])
+    return ends[:_HALF_WIDTH], ends[_HALF_WIDTH:]
+
+
+def _blank_half(line: str, half_ends: tuple[tuple[int, ...], tuple[int, ...]] | None,
+                not_measured: bool | None) -> bool | None:
+    """Which half of a row printing one measurement is blank: True for in-place, False for out-of-place.
+
+    Two kinds of evidence: ``not_measured``, the half a ``# out-of-place: not measured`` (or
+    ``in-place``) line says is blank; and the columns, where the printed values end (``line``
+    without its prefix) against ``half_ends`` (:func:`_title_half_ends`, or a full row of the
+    table), within :data:`_ALIGN_SLACK` characters. The columns alone place only a blank
+    out-of-place half (nccl-tests' null body): values ending under the out-of-place titles are
+    also what a row cut after its first half looks like. None when nothing places the row, or when
+    the line and the columns disagree: the row is then not read.
+    """
+    columns = None
+    if half_ends is not None:
+        ends = [w.end() for w in re.finditer(r"\S+", line)][-_HALF_WIDTH:]
+        fits = [all(abs(a - b) <= _ALIGN_SLACK for a, b in zip(ends, half)) for half in half_ends]
+        if fits.count(True) == 1:
+            columns = fits[0]  # values under the out-of-place titles: the in-place half is the blank one
+    if not_measured is None:
+        return False if columns is False else None
+    return not_measured if columns in (None, not_measured) else None
 
 
 def _parse_half(tokens: list[str], check: str) -> tuple[float | None, float, float, int | None, float | None]:
@@ -570,7 +632,7 @@ def _is_run_start(stripped: str) -> bool:
     if stripped.startswith("#"):
         body = stripped.lstrip("#").strip()
         return bool(_HEADER_RE.search(body) or _VERSION_RE.search(body) or _COLLECTIVE_START_RE.search(body)
-                    or body.lower().startswith("command:"))
+                    or _GPUCOMM_HEADER_RE.match(body) or body.lower().startswith("command:"))
     if _looks_like_row(stripped.split()):
         return False
     return bool(_COMMAND_START_RE.search(stripped) or ("_perf" in stripped and _PERF_RE.search(stripped)))
@@ -622,6 +684,24 @@ def _row_size(raw: str) -> int | None:
     return int(tokens[0]) if _looks_like_row(tokens) else None
 
 
+def _read_gpucomm_header(body: str, match: re.Match, meta: dict) -> None:
+    """Collective, rank count, iterations and check from the first line of ``gpucomm bench``'s table.
+
+    ``# gpucomm.measure all_reduce: 2 ranks, backend gloo, float32 sum, 8 B to 1 MiB step x4, iters 20,
+    warm-up 5, check 1`` (:mod:`gpucomm.measure.results`). Its sizes are rounded to 3 digits
+    there, so they are not read: the rows give them.
+    """
+    name, ranks = match.group(1), int(match.group(2))
+    if name in COLLECTIVES and "collective" not in meta:
+        meta["collective"], meta["collective_source"] = name, "gpucomm_header"
+    if ranks >= 1 and "num_ranks" not in meta:
+        meta["num_ranks"], meta["num_ranks_source"] = ranks, "gpucomm_header"
+    counts = _GPUCOMM_ITERS_RE.search(body)
+    if counts:
+        for key, value in zip(("iters", "warmup_iters", "validation"), counts.groups()):
+            meta.setdefault(key, int(value))
+
+
 def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ranks: int | None) -> ParsedLog:
     """:func:`parse_nccl_tests` of some numbered lines of a log (all of it, or one run)."""
     meta: dict = {}
@@ -634,8 +714,11 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
     seen_headers = 0
     legacy_rows: list[int] = []  # indices into records of rows whose size may be doubled
     incomplete: list[int] = []
+    unplaced: list[int] = []  # rows with one half's columns where nothing says which half is blank
     bad: list[int] = []
     commands: list[str] = []
+    not_measured: bool | None = None  # the half a '# in-place: not measured' line names (True: in-place)
+    half_ends: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # where each half's columns end
 
     for lineno, raw in numbered:
         line = _strip_prefix(raw)
@@ -676,6 +759,15 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
                     "max_bytes_reduced", f"line {lineno}: nccl-tests reduced maxBytes to {int(reduced.group(1))} B "
                     + (f"(from {meta['requested_max_bytes']} B) " if meta.get("requested_max_bytes") else "")
                     + "because GPU memory cannot hold the buffers: the sweep ends there by design, not by a crash"))
+                continue
+            ours = _GPUCOMM_HEADER_RE.match(body)
+            if ours:
+                _read_gpucomm_header(body, ours, meta)
+                continue
+            blank = _NOT_MEASURED_RE.match(body)
+            if blank:
+                not_measured = blank.group(1).lower() == "in-place"
+                meta["not_measured"] = blank.group(1).lower()
                 continue
             device = _DEVICE_RE.match(body)
             if device:
@@ -720,6 +812,7 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
                     warnings.append(LogWarning("interleaved_runs", f"line {lineno}: a second table header with a "
                                                                    "different layout: several runs are mixed"))
                 header_layout = layout = found
+                half_ends = _title_half_ends(line, found) or half_ends
             continue
 
         nccl_version = _NCCL_VERSION_RE.search(stripped)
@@ -739,13 +832,23 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
         tokens = stripped.split()
         if not _looks_like_row(tokens):
             continue
+        if tokens[-1] == _WRONG_MARK:
+            tokens, line = tokens[:-1], line[:line.rindex(_WRONG_MARK)]
         if header_layout is not None:
             row_layout = header_layout if len(tokens) == header_layout.width else None
         else:
             row_layout = _infer_layout(tokens)
+        blank_half = None  # a row printing one measurement, the other half blank (not measured)
+        if row_layout is None:
+            one_half = (header_layout if header_layout is not None and len(tokens) == header_layout.width - _HALF_WIDTH
+                        else _infer_layout(tokens, halves=1) if header_layout is None else None)
+            blank_half = _blank_half(line, half_ends, not_measured) if one_half is not None else None
+            row_layout = one_half if blank_half is not None else None
         if row_layout is None:
             expected = header_layout.width if header_layout is not None else 13
             (incomplete if len(tokens) < expected else bad).append(lineno)
+            if len(tokens) == expected - _HALF_WIDTH:
+                unplaced.append(lineno)
             continue
         try:
             size, count = int(tokens[0]), int(tokens[1])
@@ -761,13 +864,18 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
                     raise ValueError(tokens[k])
                 root = int(tokens[k])
                 k += 1
-            halves = [_parse_half(tokens[k:k + 4], row_layout.check), _parse_half(tokens[k + 4:k + 8], row_layout.check)]
+            placements = (False, True) if blank_half is None else (not blank_half,)
+            halves = [_parse_half(tokens[k + _HALF_WIDTH * i:k + _HALF_WIDTH * (i + 1)], row_layout.check)
+                      for i in range(len(placements))]
         except (ValueError, IndexError):
             bad.append(lineno)
             continue
         if layout is None:
             layout = row_layout
-        for in_place, (time_us, algbw, busbw, wrong, err) in zip((False, True), halves):
+        if blank_half is None and half_ends is None:
+            ends = [w.end() for w in re.finditer(r"\S+", line)][-2 * _HALF_WIDTH:]
+            half_ends = (tuple(ends[:_HALF_WIDTH]), tuple(ends[_HALF_WIDTH:]))  # no title line: a full row says
+        for in_place, (time_us, algbw, busbw, wrong, err) in zip(placements, halves):
             if row_layout.check == "error":
                 legacy_rows.append(len(records))
             records.append(Record(size, count, dtype, redop, root, in_place, time_us, algbw, busbw, wrong, err, size,
@@ -778,7 +886,9 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
             "no nccl-tests result rows found: expected lines such as '  1073741824  268435456  float  sum  -1  7163.5  "
             "149.89  224.84  0  7161.8  149.93  224.89  0' (size, count, type, [redop, root,] then time, algbw, busbw, "
             "#wrong or error for out-of-place and in-place), as all_reduce_perf prints them"
-            + (f"; {len(incomplete)} line(s) looked like cut rows" if incomplete else ""))
+            + (f"; {len(incomplete)} line(s) looked like cut rows" if incomplete else "")
+            + (f" ({len(unplaced)} of them print one half, and no '# out-of-place: not measured' (or in-place) line "
+               "or column-title line says which half is blank)" if unplaced else ""))
 
     meta["layout"] = layout.name if layout is not None else "current"
 
@@ -809,7 +919,10 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
 
     if incomplete:
         warnings.append(LogWarning("incomplete_row", f"line(s) {_lines(incomplete)}: result row(s) with too few columns "
-                                                     "(cut off?): skipped"))
+                                                     "(cut off?"
+                                                     + (", or one half blank where neither a '# out-of-place: not "
+                                                        "measured' line nor the column titles say which" if unplaced
+                                                        else "") + "): skipped"))
     if bad:
         warnings.append(LogWarning("bad_row", f"line(s) {_lines(bad)}: result row(s) with values that are not numbers "
                                               "or an unknown number of columns: skipped"))
@@ -892,7 +1005,8 @@ SOURCE_WORDS = {"devices": "from the device list", "command": "from the command 
                 "argument": "given", "busbw/algbw": "inferred from busbw/algbw",
                 "size/count": "inferred from size / (count x type size)",
                 "columns": "inferred from busbw/algbw and the redop and root columns",
-                "json": "from the JSON output's device list and thread and GPU counts"}
+                "json": "from the JSON output's device list and thread and GPU counts",
+                "gpucomm_header": "from the gpucomm bench header line"}
 """How each ``*_source`` of :attr:`ParsedLog.metadata` reads in a sentence."""
 
 _MAX_INFERRED_RANKS = 1 << 20  # more ranks than any machine: the ratio is then too close to its limit to tell

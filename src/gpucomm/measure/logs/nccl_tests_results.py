@@ -1,17 +1,18 @@
 """A parsed nccl-tests log as the results records of ``gpucomm bench``, and the table ``gpucomm parse`` prints.
 
 :func:`log_to_results` turns a :class:`~gpucomm.measure.logs.nccl_tests.ParsedLog` into a metadata
-record and one result record per message size, in the schema of :mod:`gpucomm.measure.results`, so
-:func:`gpucomm.measure.results.read_results`, :func:`gpucomm.model.fit.fit_sweep` and
-:func:`gpucomm.viz.figures.measured.measured_vs_model_figure` take a published log exactly as they
-take a sweep of one's own. :func:`format_log_table` is the text ``gpucomm parse`` prints;
-:func:`read_nccl_tests_output` reads every run of a text or JSON output.
+record and one result record per message size, built by :func:`gpucomm.measure.results.sweep_record`
+as ``gpucomm bench`` builds its own, so :func:`gpucomm.measure.results.read_results`,
+:func:`gpucomm.model.fit.fit_sweep` and :func:`gpucomm.viz.figures.measured.measured_vs_model_figure`
+take a published log exactly as they take a sweep of one's own. :func:`format_log_table` is the
+text ``gpucomm parse`` prints; :func:`read_nccl_tests_output` reads every run of a text or JSON output.
 
 nccl-tests prints an out-of-place and an in-place measurement for every size; both are kept (the
-``in_place`` field of each record) and shown. ``gpucomm bench`` measures torch's in-place
-``all_reduce``, so a fit uses the in-place records by default (``meta["placement"]``,
-:func:`primary_records`). Values are taken as printed: nccl-tests averages the time over ranks by
-default (``-a 1``) where ``gpucomm bench`` reports the slowest rank.
+``out_of_place`` and ``in_place`` fields of each record) and shown. The record's top level (what a
+fit reads) is the in-place one by default, as ``gpucomm bench`` measures torch's in-place
+``all_reduce`` (``placement``; ``in_place=False`` for the other). Values are taken as printed:
+nccl-tests averages the time over ranks by default (``-a 1``) where ``gpucomm bench`` reports the
+slowest rank.
 
 Standard library and :mod:`gpucomm.model` only (no torch).
 """
@@ -21,10 +22,11 @@ from __future__ import annotations
 import datetime as _dt
 
 import gpucomm
+from gpucomm.measure.config import PLACEMENTS
+from gpucomm.measure.logs.nccl_tests import SOURCE_WORDS, ParsedLog, Record, parse_nccl_tests_runs
 from gpucomm.measure.logs.nccl_tests_json import looks_like_json, parse_nccl_tests_json_runs
-from gpucomm.measure.logs.nccl_tests import SOURCE_WORDS, ParsedLog, parse_nccl_tests_runs
-from gpucomm.measure.results import SCHEMA_VERSION
-from gpucomm.model.collectives import COLLECTIVES, busbw_factor
+from gpucomm.measure.results import SCHEMA_VERSION, sweep_record
+from gpucomm.model.collectives import COLLECTIVES, REGISTRY, busbw_factor
 from gpucomm.model.dtypes import ELEMENT_TYPES
 
 __all__ = ["DTYPE_NAMES", "KEPT_AS_PRINTED", "record_dtype", "read_nccl_tests_output", "primary_records",
@@ -82,19 +84,48 @@ def read_nccl_tests_output(text: str, *, collective: str | None = None,
 
 
 def primary_records(meta: dict, records: list[dict]) -> list[dict]:
-    """The result records of the placement a fit uses (``meta["placement"]``); records without ``in_place`` are kept.
+    """The result records a fit of a results file uses: one per size, its placement at the top level.
 
-    ``gpucomm parse`` keeps both of nccl-tests' measurements of every size (``in_place`` False and True);
-    a sweep is one of them. Results of ``gpucomm bench`` have one per size and pass unchanged.
+    Records of ``gpucomm bench`` and ``gpucomm parse`` hold one size each, one placement at their
+    top level (``placement``). Those whose placement is not the file's (``meta["placement"]``, set
+    by ``gpucomm parse``: a size the log measured the other way only) are left out; a bench file
+    (no ``meta["placement"]``) and a file written before the placements (no ``placement``) pass
+    unchanged. A file that ``gpucomm parse`` wrote with one record per size and placement (an
+    ``in_place`` field true or false, ``meta["placement"]`` spelt ``in-place``) gives the records of
+    ``meta["placement"]`` (in-place when absent).
 
     Examples
     --------
-    >>> rows = [{"msg_bytes": 8, "in_place": False}, {"msg_bytes": 8, "in_place": True}, {"msg_bytes": 16}]
-    >>> primary_records({"placement": "in-place"}, rows)
-    [{'msg_bytes': 8, 'in_place': True}, {'msg_bytes': 16}]
+    >>> rows = [{"msg_bytes": 8, "placement": "in_place"}, {"msg_bytes": 16, "placement": "out_of_place"}]
+    >>> primary_records({"placement": "in_place"}, rows), len(primary_records({}, rows))
+    ([{'msg_bytes': 8, 'placement': 'in_place'}], 2)
+    >>> primary_records({"placement": "in-place"}, [{"msg_bytes": 8, "in_place": False}, {"msg_bytes": 8, "in_place": True}])
+    [{'msg_bytes': 8, 'in_place': True}]
     """
-    in_place = meta.get("placement", "in-place") != "out-of-place"
-    return [r for r in records if r.get("in_place", in_place) == in_place]
+    wanted = meta.get("placement")
+    wanted = wanted.replace("-", "_") if isinstance(wanted, str) else None
+    rows = []
+    for r in records:
+        flag = r.get("in_place")
+        if isinstance(flag, bool):  # one record per size and placement: keep the file's placement
+            if flag == (wanted != "out_of_place"):
+                rows.append(r)
+        elif wanted is None or r.get("placement", wanted) == wanted:
+            rows.append(r)
+    return rows
+
+
+def _chunked(collective: str | None, num_ranks: int | None) -> bool:
+    """True where nccl-tests prints the count per rank (all_gather, reduce_scatter, all_to_all) and the ranks are known."""
+    return collective in REGISTRY and REGISTRY[collective].chunked and bool(num_ranks)
+
+
+def _measurement(row: Record | None, iters: int | None) -> dict | None:
+    """One half of a printed row as a placement's measurement (:data:`gpucomm.measure.results.MEASUREMENT_KEYS`)."""
+    if row is None:
+        return None
+    return {"time_s": row.time_us * 1e-6, "algbw_bytes_per_s": row.algbw_gbps * 1e9,
+            "busbw_bytes_per_s": row.busbw_gbps * 1e9, "num_wrong": row.wrong, "iters": iters}
 
 
 def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | None = None) -> tuple[dict, list[dict]]:
@@ -106,64 +137,72 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
         From :func:`gpucomm.measure.logs.nccl_tests.parse_nccl_tests` (or one run of
         :func:`read_nccl_tests_output`).
     in_place : bool
-        The placement a fit of these records uses (``meta["placement"]``): in-place (default, what
-        ``gpucomm bench`` measures) or out-of-place. When it has no time at any size, the other one
-        is (noted in the metadata's ``placement_note``).
+        The placement at the top level of the records, which a fit reads (``placement``, and
+        ``meta["placement"]``): in-place (default, what ``gpucomm bench`` measures of all_reduce)
+        or out-of-place. When it has no time at any size, the other one is (said in the
+        metadata's ``placement_note``); a size that lacks it alone has the other one at its top
+        level (said there too; ``gpucomm fit`` leaves it out, :func:`primary_records`).
     input_name : str or None
         Where the text came from, recorded in the metadata.
 
     Returns
     -------
     (dict, list of dict)
-        The ``"record": "meta"`` object and one ``"record": "result"`` per size and placement
-        (``in_place`` False, then True, for each size in size order; a placement without a time
-        is left out); :func:`primary_records` selects the placement of ``meta["placement"]``.
-        ``collective`` and ``num_ranks`` are None when nothing says or implies them (then
-        ``busbw_factor`` is None too); ``run`` and ``runs`` number the run in its log.
+        The ``"record": "meta"`` object and one ``"record": "result"`` per printed row with a
+        time, in size order, from :func:`gpucomm.measure.results.sweep_record`: the top-level
+        fields of the chosen placement, ``num_wrong`` summed over both, and each half in
+        ``out_of_place`` and ``in_place`` (None where the row prints no time). ``count`` is the
+        elements of the whole buffer, as ``gpucomm bench`` records it (nccl-tests prints it per
+        rank for all_gather, reduce_scatter and all_to_all: here multiplied by the ranks when they
+        are known); ``root`` as printed (None in layouts without the column); per-iteration
+        fields None. ``collective`` and ``num_ranks`` are None when nothing says or implies them
+        (then ``busbw_factor`` is None too); ``run`` and ``runs`` number the run in its log.
 
     Examples
     --------
     >>> from gpucomm.measure.logs.nccl_tests import read_bundled_log
     >>> meta, rows = log_to_results(read_bundled_log("C04"))
     >>> meta["num_ranks"], meta["collective"], meta["placement"], len(rows)
-    (4, 'all_reduce', 'in-place', 8)
-    >>> last = primary_records(meta, rows)[-1]
-    >>> last["msg_bytes"], last["busbw_bytes_per_s"] / 1e9
-    (8589934592, 234.74)
+    (4, 'all_reduce', 'in_place', 4)
+    >>> last = rows[-1]
+    >>> last["msg_bytes"], last["placement"], last["busbw_bytes_per_s"] / 1e9, last["out_of_place"]["busbw_bytes_per_s"] / 1e9
+    (8589934592, 'in_place', 234.74, 234.72)
     """
     m = log.metadata
-    placement_note = None
-    timed = {flag: [r for r in log.records if r.in_place == flag and r.time_us is not None and r.time_us > 0]
-             for flag in (False, True)}
-    if not timed[in_place] and timed[not in_place]:
-        placement_note = (f"no {'in-place' if in_place else 'out-of-place'} times in the log: the "
-                          f"{'out-of-place' if in_place else 'in-place'} column is used")
-        in_place = not in_place
-    chosen = sorted(timed[False] + timed[True], key=lambda r: (r.size_bytes, r.in_place))
     collective, n = m.get("collective"), m.get("num_ranks")
+    timed = [r for r in log.records if r.time_us is not None and r.time_us > 0]
+    present = [p for p in PLACEMENTS if any(r.in_place == (p == "in_place") for r in timed)]
+    primary = "in_place" if in_place else "out_of_place"
+    notes = []
+    if present and primary not in present:
+        notes.append(f"no {primary.replace('_', '-')} times in the log: the {present[0].replace('_', '-')} column "
+                     "is used")
+        primary = present[0]
+    # Both halves of a printed row share its line (the JSON output: its position), so rows of a size
+    # printed twice (interleaved runs, duplicate_size) stay apart, as the log prints them.
+    halves: dict[tuple[int, int], dict[str, Record]] = {}
+    for r in timed:
+        halves.setdefault((r.size_bytes, r.line), {})["in_place" if r.in_place else "out_of_place"] = r
+    chunked = _chunked(collective, n)
+    records = []
+    for (size, _), row in sorted(halves.items()):
+        first = row.get("out_of_place") or row["in_place"]
+        records.append(sweep_record(
+            collective=collective, msg_bytes=size, count=first.count * n if chunked else first.count,
+            dtype=record_dtype(first.type), op=first.redop, num_ranks=n, blocks=1,
+            warmup_iters=m.get("warmup_iters"), root=first.root, primary=primary,
+            measured={p: _measurement(row.get(p), m.get("iters")) for p in PLACEMENTS}))
+    lacking = [r["msg_bytes"] for r in records if r["placement"] != primary]
+    if lacking:
+        notes.append(f"{len(lacking)} size(s) without an {primary.replace('_', '-')} time (first {lacking[0]} B) "
+                     "hold the other placement at their top level; gpucomm fit leaves them out")
     factor = busbw_factor(collective, n) if collective in COLLECTIVES and n else None
-    dtypes = sorted({record_dtype(r.type) for r in chosen})
-    ops = sorted({r.redop for r in chosen if r.redop})
-    records = [{
-        "record": "result",
-        "collective": collective,
-        "msg_bytes": r.size_bytes,
-        "count": r.count,
-        "dtype": record_dtype(r.type),
-        "op": r.redop,
-        "num_ranks": n,
-        "iters": m.get("iters"),
-        "blocks": 1,
-        "warmup_iters": m.get("warmup_iters"),
-        "time_s": r.time_us * 1e-6,
-        "algbw_bytes_per_s": r.algbw_gbps * 1e9,
-        "busbw_bytes_per_s": r.busbw_gbps * 1e9,
-        "num_wrong": r.wrong,
-        "in_place": r.in_place,
-        "line": r.line,
-    } for r in chosen]
+    dtypes = sorted({record_dtype(r.type) for r in timed})
+    ops = sorted({r.redop for r in timed if r.redop})
     devices = m.get("devices") or []
-    sizes = [r.size_bytes for r in chosen]
+    sizes = [r["msg_bytes"] for r in records]
+    # gpucomm bench's fields, but not built by gpucomm.measure.harness.metadata_record: that one imports
+    # torch and describes the machine it runs on (host, date, versions, environment); these describe the log's.
     meta = {
         "record": "meta",
         "schema": SCHEMA_VERSION,
@@ -200,8 +239,9 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
         "warmup_iters": m.get("warmup_iters"),
         "check": None if m.get("validation") is None else bool(m.get("validation")),
         "busbw_factor": factor,
-        "placement": "in-place" if in_place else "out-of-place",
-        "placement_note": placement_note,
+        "placement": primary,
+        "placements": present,
+        "placement_note": "; ".join(notes) or None,
         "timing": "as printed by nccl-tests (average over ranks by default, -a 1)",
         "nccl_version": m.get("nccl_version"),
         "nccl_tests_version": m.get("version"),
@@ -230,7 +270,7 @@ def format_log_table(meta: dict, records: list[dict], input_name: str) -> str:
     Parameters
     ----------
     meta, records
-        From :func:`log_to_results`.
+        From :func:`log_to_results` (one record per printed row, both placements in it).
     input_name : str
         Named in the first line.
 
@@ -264,40 +304,37 @@ def format_log_table(meta: dict, records: list[dict], input_name: str) -> str:
     factor = m["busbw_factor"]
     lines.append("# time: as printed (nccl-tests averages over ranks by default); GB/s = 1e9 B/s; busbw as printed"
                  + (f" (= algbw * {factor:g})" if factor is not None else ""))
-    lines.append(f"# both placements are kept; gpucomm fit uses the {m['placement']} one (marked *)")
+    primary = m["placement"].replace("-", "_")
+    lines.append(f"# both placements are kept; gpucomm fit uses the {primary.replace('_', '-')} one (marked *)")
     half = f"{'time':>10}{'algbw':>8}{'busbw':>8}{'#wrong':>7}"
     units = f"{'(us)':>10}{'(GB/s)':>8}{'(GB/s)':>8}{'':>7}"
-    marks = {p: ("*" if m["placement"] == p else " ") for p in ("out-of-place", "in-place")}
-    lines.append(f"#{'':>11}{'':>13}{'':>10}{'':>7}{marks['out-of-place'] + 'out-of-place':>33}"
-                 f"{marks['in-place'] + 'in-place':>33}")
+    lines.append(f"#{'':>11}{'':>13}{'':>10}{'':>7}"
+                 + "".join(f"{('*' if p == primary else ' ') + p.replace('_', '-'):>33}" for p in PLACEMENTS))
     lines.append(f"#{'size':>11}{'count':>13}{'type':>10}{'redop':>7}{half}{half}")
     lines.append(f"#{'(B)':>11}{'(elements)':>13}{'':>10}{'':>7}{units}{units}")
-    by_size: dict[int, dict[bool, dict]] = {}
+    per_rank = _chunked(m["collective"], m["num_ranks"])
     for r in records:
-        by_size.setdefault(r["msg_bytes"], {})[bool(r.get("in_place"))] = r
-    for size in sorted(by_size):
-        pair = by_size[size]
-        first = pair.get(False) or pair.get(True)
-        row = f"{size:>12}{first['count']:>13}{first['dtype'] or '?':>10}{first['op'] or '-':>7}"
-        for flag in (False, True):
-            r = pair.get(flag)
-            if r is None:
+        count = r["count"] // m["num_ranks"] if per_rank else r["count"]  # as nccl-tests prints it
+        row = f"{r['msg_bytes']:>12}{count:>13}{r['dtype'] or '?':>10}{r['op'] or '-':>7}"
+        for placement in PLACEMENTS:
+            h = r[placement]
+            if h is None:
                 row += f"{'':>33}"
                 continue
-            wrong = "N/A" if r["num_wrong"] is None else str(r["num_wrong"])
-            row += (_cell(r["time_s"] * 1e6, 10) + _cell(r["algbw_bytes_per_s"] / 1e9, 8)
-                    + _cell(r["busbw_bytes_per_s"] / 1e9, 8) + f"{wrong:>7}")
+            wrong = "N/A" if h["num_wrong"] is None else str(h["num_wrong"])
+            row += (_cell(h["time_s"] * 1e6, 10) + _cell(h["algbw_bytes_per_s"] / 1e9, 8)
+                    + _cell(h["busbw_bytes_per_s"] / 1e9, 8) + f"{wrong:>7}")
         lines.append(row)
-    wrong = sum(r["num_wrong"] or 0 for r in records)
+    wrong = sum(r["num_wrong"] or 0 for r in records)  # each record's num_wrong sums both placements
     checked = any(r["num_wrong"] is not None for r in records)
     lines.append(f"# Wrong elements     : {wrong if checked else 'not checked'}"
                  + (" OK" if checked and not wrong else (" WRONG" if wrong else "")))
     averages = []
-    for flag, name in ((False, "out-of-place"), (True, "in-place")):
-        busbw = [r["busbw_bytes_per_s"] for r in records if bool(r.get("in_place")) == flag]
+    for placement in PLACEMENTS:
+        busbw = [r[placement]["busbw_bytes_per_s"] for r in records if r[placement] is not None]
         if busbw:
-            averages.append(f"{name} {sum(busbw) / len(busbw) / 1e9:.4g} GB/s")
-    lines.append(f"# Avg bus bandwidth  : {', '.join(averages)} over {len(by_size)} sizes")
+            averages.append(f"{placement.replace('_', '-')} {sum(busbw) / len(busbw) / 1e9:.4g} GB/s")
+    lines.append(f"# Avg bus bandwidth  : {', '.join(averages)} over {len({r['msg_bytes'] for r in records})} sizes")
     if m.get("placement_note"):
         lines.append(f"# note: {m['placement_note']}")
     for w in m["warnings"]:
