@@ -175,3 +175,13 @@ def test_cost_shows_nccls_pick_every_alternative_and_the_new_flags(capsys):
     assert json.loads(capsys.readouterr().out)["note"].startswith("not NCCL")
     assert main(["cost", "all_reduce", "--gpus", "4", "--size", "1MiB"]) == 2
     assert "expected one of --link" in capsys.readouterr().err
+
+
+def test_validate_json_has_the_sweep_bands_and_the_issue_targets(capsys):
+    from gpucomm.cli import main
+
+    assert main(["validate", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {"results", "summary", "sweep_bands", "targets"} <= set(data)
+    assert {b["band"] for b in data["sweep_bands"]} == {"< 1 MiB", "1-64 MiB", ">= 64 MiB"}
+    assert all({"name", "reached", "met"} <= set(t) for t in data["targets"])
