@@ -1,0 +1,203 @@
+"""The graded self-checks of the book (``book/_ext/book_self_check.py``).
+
+Fast tests: the questions of every chapter and lab are graded self-checks (no hidden-answer
+dropdown left), and the extension's helpers. Slow tests (``-m slow``): in headless Chromium, on every built page with a
+self-check, one question answered right and one wrong gives the matching verdict and shows the
+explanation, no request leaves 127.0.0.1, and at phone width (390x844) no control is covered.
+Screenshots (desktop 1280x800 and phone 390x844) go to ``<html>/../screenshots/self_check/``.
+
+Reads ``_build/html``, or the folder ``GPUCOMM_BOOK_HTML`` names; drives Debian's ``chromium``
+(``executable_path``; never ``playwright install``). Skips with the reason when either is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import json
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = Path(os.environ.get("GPUCOMM_BOOK_HTML") or ROOT / "_build" / "html")
+SHOTS = HTML.parent / "screenshots" / "self_check"
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+# Every page whose questions end in a self-check: the chapters and the labs (their notebooks' markdown).
+QUIZ_SOURCES = sorted((ROOT / "book").glob("*.md")) + sorted((ROOT / "labs").glob("*.ipynb"))
+QUIZ_HEADINGS = ("## Check yourself", "## Questions")
+
+
+def _extension():
+    spec = importlib.util.spec_from_file_location("book_self_check", ROOT / "book" / "_ext" / "book_self_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- fast: the sources ----------------------------------------------------------------------------
+
+def page_text(path: Path) -> str:
+    """A page's text: the file itself, or a notebook's markdown cells joined."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", QUIZ_SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_question_is_graded(page):
+    """A page's questions each end in a self-check, none in a hidden answer."""
+    text = page_text(page)
+    assert "{admonition} Answer" not in text, f"{page.name}: a hidden-answer dropdown is left"
+    for heading in QUIZ_HEADINGS:
+        if heading in text:
+            quiz = text.split(heading, 1)[1].split("\n## ", 1)[0]
+            questions = re.findall(r"^\d+\. ", quiz, flags=re.M)
+            checks = quiz.count("```{self-check}")
+            assert questions and checks == len(questions), f"{page.name}: {len(questions)} questions, {checks} checks"
+
+
+def test_helpers():
+    ext = _extension()
+    assert ext.parse_tolerance("5%") == ("rel", 0.05)
+    assert ext.parse_tolerance("1") == ("abs", 1.0)
+    with pytest.raises(ValueError):
+        ext.parse_tolerance("-1")
+    assert ext.choice_html("`a<b`") == "<code>a&lt;b</code>"
+
+
+# --- slow: the built pages in a browser -------------------------------------------------------------
+
+def quiz_pages() -> list[str]:
+    if not (HTML / "index.html").is_file():
+        return []
+    return sorted(str(p.relative_to(HTML)) for p in HTML.rglob("*.html")
+                  if '<div class="gc-check"' in p.read_text(encoding="utf-8", errors="replace"))
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    if not (HTML / "index.html").is_file():
+        pytest.skip(f"no built book in {HTML}: run `make book` or set GPUCOMM_BOOK_HTML")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(HTML)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = shutil.which("chromium")
+    if not chromium:
+        pytest.skip("no `chromium` on PATH (Debian: apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def _open(browser, url, viewport, requests):
+    context = browser.new_context(viewport=viewport, service_workers="block")
+
+    def route(route, request):  # record everything; let only this server answer
+        requests.append(request.url)
+        if urlsplit(request.url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.goto(url, wait_until="load", timeout=60_000)
+    page.wait_for_timeout(300)
+    return context, page
+
+
+def _check(page, check, verdict: str):
+    """Press Check; the feedback starts with the verdict and the explanation shows."""
+    check.locator(".gc-check-button").click()
+    feedback = check.locator(".gc-check-feedback").inner_text()
+    assert feedback.startswith(verdict), feedback
+    assert check.locator(".gc-check-why").is_visible()
+
+
+# Every control's centre, scrolled into the middle of the screen, and what the page has there.
+COVERED_JS = r"""() => {
+  const out = [];
+  for (const el of document.querySelectorAll('.gc-check input, .gc-check button')) {
+    el.scrollIntoView({block: 'center', inline: 'center'});
+    const r = el.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const hit = document.elementFromPoint(x, y);
+    const own = hit && (hit === el || el.contains(hit) || (hit.closest('label') && hit.closest('label').contains(el)));
+    const inside = x >= 0 && y >= 0 && x <= innerWidth && y <= innerHeight && r.width > 0;
+    if (!own || !inside) out.push({control: el.outerHTML.slice(0, 80), at: hit ? hit.outerHTML.slice(0, 80) : null});
+  }
+  return out;
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rel", quiz_pages() or ["(no built book)"])
+def test_self_checks_grade(browser, base_url, rel):
+    if rel == "(no built book)":
+        pytest.skip(f"no built book with self-checks in {HTML}")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    name = rel.replace("/", "_").removesuffix(".html")
+    requests: list[str] = []
+    context, page = _open(browser, base_url + rel, DESKTOP, requests)
+    try:
+        checks = page.locator(".gc-check")
+        assert checks.count() >= 1
+        assert page.locator(".gc-check.gc-ready").count() == checks.count(), "self_check.js did not run"
+        first = checks.nth(0)
+        assert not first.locator(".gc-check-why").is_visible(), "explanation shown before any answer"
+        choice = page.locator('.gc-check[data-kind="choice"]')
+        number = page.locator('.gc-check[data-kind="number"]')
+        if choice.count():
+            c = choice.nth(0)
+            correct = int(c.get_attribute("data-correct"))
+            wrong = 1 if correct != 1 else 2
+            c.locator(f'input[value="{wrong}"]').check()
+            _check(page, c, "Wrong")
+            c.locator(f'input[value="{correct}"]').check()
+            _check(page, c, "Right")
+        if number.count():
+            n = number.nth(0)
+            answer = float(n.get_attribute("data-answer"))
+            n.locator(".gc-check-number").fill(repr(answer))
+            _check(page, n, "Right")
+            n.locator(".gc-check-number").fill(repr(answer * 3 + 7))
+            _check(page, n, "Wrong")
+        page.screenshot(path=str(SHOTS / f"{name}_desktop.png"))
+    finally:
+        context.close()
+    context, page = _open(browser, base_url + rel, PHONE, requests)
+    try:
+        covered = page.evaluate(COVERED_JS)
+        page.locator(".gc-check").nth(0).scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"{name}_phone.png"))
+        assert not covered, f"controls covered or off screen at 390x844: {covered[:3]}"
+    finally:
+        context.close()
+    outside = sorted({u for u in requests if urlsplit(u).scheme in ("http", "https", "ws", "wss")
+                      and urlsplit(u).hostname not in LOCAL_HOSTS})
+    assert not outside, f"requests left 127.0.0.1: {outside}"
