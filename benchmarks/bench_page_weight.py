@@ -62,6 +62,8 @@ KINDS = (
     ("plotly.js", r"/_static/plotly/"),
     ("MathJax", r"/_static/mathjax/"),
     ("widgets (require.js, embedder)", r"/_static/(requirejs|jupyter-widgets)/"),
+    ("Pyodide", r"/_static/pyodide/"),
+    ("live calculators (front end, package zip)", r"/_static/gpucomm_live"),
     ("Font Awesome", r"fontawesome|/webfonts/fa-"),
     ("theme and extensions", r"/_static/"),
     ("HTML", r"\.html?(\?|#|$)|/$"),

@@ -31,6 +31,8 @@ seconds "book build, incremental (nothing changed)" make book BOOK_FLAGS=
 echo "== page weight of the built book (cold cache, headless Chromium)"
 # Not fatal: without chromium it says so, and the other figures are still worth having.
 $PY benchmarks/bench_page_weight.py || echo "page weight: not measured (see the message above)"
+echo "== live calculator in the browser (Pyodide; cold, offline, headless Chromium)"
+$PY benchmarks/bench_live_calculator.py || echo "live calculator: not measured (see the message above)"
 if [[ ${1:-} == --tests ]]; then
   seconds "test suite (make test, book already built)" make test
 fi

@@ -12,6 +12,9 @@
 #   jupyter-widgets/embed-amd.js       npm @jupyter-widgets/html-manager dist/ (+ its icon fonts,
 #                                      + require-config.js, written here: see copy_html_manager)
 #   mathjax/es5/tex-mml-chtml.js       npm mathjax@3 es5/ (+ output fonts, extensions)
+#   pyodide/pyodide.mjs                npm pyodide (CPython compiled to WebAssembly: the runtime and its
+#                                      standard library, no packages), loaded by the book's live
+#                                      calculators only when a reader changes a control
 #
 # npm tarballs are fetched with `npm pack`, checked against the sha512 integrity pinned below,
 # and cached in $GPUCOMM_CACHE (default ~/.cache/gpucomm/npm), so a second run or a fresh
@@ -38,10 +41,13 @@ PACKAGES=(
   "@jupyter-widgets/html-manager 1.0.15 sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA=="
   # MathJax 3 is what Sphinx 7's mathjax extension is configured for (mathjax3_config).
   "mathjax 3.2.2 sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
+  # Python 3.13 in the browser for the live calculators (book/_ext/book_page_assets.py). The npm
+  # tarball holds the runtime and the standard library only; the calculators need nothing else.
+  "pyodide 0.29.5 sha512-TkYrUv9m8QmfImADKRmpwZulL48E0uUaBSO+dvRQKyAJc0qh9gu7jn8btyHPh3NZm1r2IH2YrJhIr7Q2B9urAw=="
 )
 
 # Bump when what a copy rule puts in assets/vendor changes: forces a re-copy of every package.
-LAYOUT=3
+LAYOUT=4
 
 die() { echo "fetch_assets: ERROR: $*" >&2; exit 1; }
 say() { echo "fetch_assets: $*"; }
@@ -146,6 +152,14 @@ copy_plotly_cartesian() {
   grep -q '^Contains trace modules ' "$2/README.md" || die "plotly.js-cartesian-dist-min: no list of trace modules in README.md"
 }
 
+copy_pyodide() {
+  # What loadPyodide({indexURL}) reads: the loader, as an ES module (imported, it cannot take a
+  # page's require.js for its module system, as its UMD twin pyodide.js would), the Emscripten
+  # module and its WebAssembly, the standard library, the lock file (the package index; the
+  # calculators load no package from it). package.json carries the version and the license (MPL-2.0).
+  cp "$1"/{pyodide.mjs,pyodide.asm.js,pyodide.asm.wasm,python_stdlib.zip,pyodide-lock.json,package.json} "$2/"
+}
+
 # The figures' JSON is written by the installed plotly (python) for the plotly.js it bundles;
 # served by another plotly.js version, attributes may be renamed or dropped without an error.
 check_plotly_version() {
@@ -167,13 +181,14 @@ for spec in "${PACKAGES[@]}"; do
     requirejs) install_pkg "$name" "$version" "$integrity" requirejs copy_requirejs ;;
     @jupyter-widgets/html-manager) install_pkg "$name" "$version" "$integrity" jupyter-widgets copy_html_manager ;;
     mathjax) install_pkg "$name" "$version" "$integrity" mathjax copy_mathjax ;;
+    pyodide) install_pkg "$name" "$version" "$integrity" pyodide copy_pyodide ;;
     *) die "no copy rule for $name" ;;
   esac
 done
 
 # Every file _config.yml points at must exist, or the pages would silently lose figures/math.
 for f in plotly/plotly-cartesian.min.js requirejs/require.js jupyter-widgets/embed-amd.js jupyter-widgets/require-config.js \
-         mathjax/es5/tex-mml-chtml.js; do
+         mathjax/es5/tex-mml-chtml.js pyodide/pyodide.mjs pyodide/pyodide.asm.wasm pyodide/python_stdlib.zip; do
   [[ -s $vendor/$f ]] || die "missing $vendor/$f"
 done
 say "done: $(du -sh "$vendor" | cut -f1) in $vendor"

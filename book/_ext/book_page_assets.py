@@ -20,10 +20,20 @@ Font Awesome
     SVG. The stylesheet alone draws the same icons, so with ``book_drop_fontawesome_js: true``
     that script is replaced, after the build, by a stub of a few bytes. The ``<script>`` tag
     stays: it is written by the theme's templates, not listed in ``script_files``.
+Live calculators
+    A page whose HTML holds a live panel (``data-gpucomm-live``, written by
+    :class:`gpucomm.viz.calculators.live.LivePanel`) gets the front end ``gpucomm_live.js`` and its
+    stylesheet (``book/_ext/live_static/``, added to ``html_static_path`` here). The script draws the
+    panel's controls and, on the reader's first change, loads Pyodide from ``_static/pyodide/``
+    (``scripts/fetch_assets.sh``) and the part of the package the calculators need: a zip written
+    at build time from :func:`gpucomm.viz.calculators.live.browser_zip` into
+    ``_static/gpucomm_live/``, named by its content's hash (a browser never runs a stale copy) and passed to the script in its
+    ``data-package`` attribute. Other pages load none of it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -35,6 +45,11 @@ logger = logging.getLogger(__name__)
 
 # Below myst-nb's require.js (priority 500, nb_ipywidgets_js); see the module docstring.
 PLOTLY_JS_PRIORITY = 400
+# After plotly.js: the live front end calls Plotly.react (only after a change, but keep the order plain).
+LIVE_JS_PRIORITY = 450
+LIVE_STATIC = Path(__file__).resolve().parent / "live_static"  # gpucomm_live.js, gpucomm_live.css
+LIVE_PACKAGE_DIR = "gpucomm_live"  # under _static: the package zip for Pyodide
+_LIVE_PANEL_RE = re.compile(r"\bdata-gpucomm-live=")
 # What plotly.io.to_html writes for every figure, with or without plotly.js inlined.
 _FIGURE_RE = re.compile(r"\bPlotly\.newPlot\(")
 # Where pydata-sphinx-theme (0.13 to 0.17 at least) puts its Font Awesome script, under the html root.
@@ -80,6 +95,69 @@ def add_plotly_where_used(app: Sphinx, pagename: str, templatename: str, context
         app.builder.add_js_file(path, priority=PLOTLY_JS_PRIORITY)
 
 
+def page_has_live_panel(body: str) -> bool:
+    """Whether a page's HTML body holds a live calculator panel.
+
+    Parameters
+    ----------
+    body : str
+        The rendered body of the page.
+
+    Returns
+    -------
+    bool
+        True when the body has an element with a ``data-gpucomm-live`` attribute.
+
+    Examples
+    --------
+    >>> page_has_live_panel('<div class="gpucomm-live" data-gpucomm-live="collective"></div>')
+    True
+    >>> page_has_live_panel("<p>The text may name data-gpucomm-live without an attribute.</p>")
+    False
+    """
+    return bool(_LIVE_PANEL_RE.search(body))
+
+
+def add_live_static_path(app: Sphinx, config: Any) -> None:
+    """``config-inited`` handler: serve the live front end (``book/_ext/live_static/``) from ``_static``."""
+    config.html_static_path = [*config.html_static_path, str(LIVE_STATIC)]
+
+
+def prepare_live_package(app: Sphinx) -> None:
+    """``builder-inited`` handler: zip the package for the browser now, so that pages can name the file."""
+    app.gpucomm_live_package = None
+    if app.builder.format != "html":
+        return
+    from gpucomm.viz.calculators.live import browser_zip
+
+    data = browser_zip()
+    name = f"{LIVE_PACKAGE_DIR}/gpucomm-{hashlib.sha256(data).hexdigest()[:12]}.zip"
+    app.gpucomm_live_package = (name, data)
+
+
+def add_live_where_used(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                        doctree: Any) -> None:
+    """``html-page-context`` handler: add the live front end to this page if it holds a live panel."""
+    package = getattr(app, "gpucomm_live_package", None)
+    if package and page_has_live_panel(context.get("body") or ""):
+        app.builder.add_js_file("gpucomm_live.js", priority=LIVE_JS_PRIORITY, **{"data-package": package[0]})
+        app.builder.add_css_file("gpucomm_live.css")
+
+
+def write_live_package(app: Sphinx, exception: Exception | None) -> None:
+    """``build-finished`` handler: write the package zip under ``_static`` (older zips removed)."""
+    package = getattr(app, "gpucomm_live_package", None)
+    if exception or not package:
+        return
+    name, data = package
+    target = Path(app.outdir) / "_static" / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for old in target.parent.glob("gpucomm-*.zip"):
+        if old.name != target.name:
+            old.unlink()
+    target.write_bytes(data)
+
+
 def drop_fontawesome_js(app: Sphinx, exception: Exception | None) -> None:
     """``build-finished`` handler: replace the theme's Font Awesome script by a stub."""
     if exception or not app.config.book_drop_fontawesome_js or app.builder.format != "html":
@@ -94,10 +172,14 @@ def drop_fontawesome_js(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Register the configuration values and the two event handlers."""
+    """Register the configuration values and the event handlers."""
     # Path under _static of the plotly.js to load on pages with figures; empty: never add it.
     app.add_config_value("book_plotly_js", "", "html", types=[str])
     app.add_config_value("book_drop_fontawesome_js", False, "html", types=[bool])
     app.connect("html-page-context", add_plotly_where_used)
     app.connect("build-finished", drop_fontawesome_js)
+    app.connect("config-inited", add_live_static_path)
+    app.connect("builder-inited", prepare_live_package)
+    app.connect("html-page-context", add_live_where_used)
+    app.connect("build-finished", write_live_package)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -35,7 +35,8 @@ HTML = Path(os.environ.get("GPUCOMM_BOOK_HTML") or ROOT / "_build" / "html")
 VENDOR = ROOT / "assets" / "vendor"
 # What _config.yml points at; scripts/fetch_assets.sh puts them there.
 PLOTLY_JS = "plotly/plotly-cartesian.min.js"
-VENDOR_FILES = (PLOTLY_JS, "requirejs/require.js", "jupyter-widgets/embed-amd.js", "mathjax/es5/tex-mml-chtml.js")
+VENDOR_FILES = (PLOTLY_JS, "requirejs/require.js", "jupyter-widgets/embed-amd.js", "mathjax/es5/tex-mml-chtml.js",
+                "pyodide/pyodide.mjs")
 BUILD_TIMEOUT_S = 1200
 
 

@@ -1,25 +1,29 @@
 """Figures of the collective cost calculator: time and busbw vs message size.
 
-One builder serves both the static book (plotly's own slider over precomputed data,
-so a reader without a kernel can explore) and the live widget (the same traces,
-updated in place by :mod:`gpucomm.viz.widgets.collective`).
+One builder serves the static book (plotly's own slider over precomputed data, so a reader
+without a kernel can explore), the live widget (the same traces, updated in place by
+:mod:`gpucomm.viz.widgets.collective`) and the book's live mode in the reader's browser
+(:mod:`gpucomm.viz.calculators.live`, run by Pyodide). The calculator's figure is a plain dict
+(:func:`collective_spec`) that ``go.Figure`` wraps for the notebooks and ``Plotly.react`` draws in
+the browser: importing this module needs no plotly, only the figure-object builders do.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from typing import TYPE_CHECKING
 
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.fabric import Fabric, make_fabric, system_fabric
 from gpucomm.viz.calculators.inputs import (
-    FigureUpdate, algorithm_choices, apply_update, check_inputs, collective_choices, link_choices,
-    network_or_system_choices, nodes_for, param, protocol_choices, step_args, system_choices,
+    FigureUpdate, algorithm_choices, check_inputs, collective_choices, link_choices, network_or_system_choices,
+    nodes_for, param, protocol_choices, step_args, system_choices, update_spec,
 )
 from gpucomm.model.units import format_size, format_time
+
+if TYPE_CHECKING:  # plotly is imported where a go.Figure is built: the browser's Pyodide has no plotly
+    import plotly.graph_objects as go
 
 
 DEFAULT_FABRICS = tuple(make_fabric(link, p2p=p2p) for link, p2p in (
@@ -76,6 +80,9 @@ def cost_figure(collective: str, fabrics: tuple[Fabric, ...], num_ranks: int, si
     plotly.graph_objects.Figure
         Left: time in us (log-log). Right: busbw in GB/s (1e9 B/s), per direction.
     """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
     sizes = sizes or size_grid()
     fig = make_subplots(rows=1, cols=2, subplot_titles=("time per operation", "bus bandwidth (busbw)"),
                         horizontal_spacing=0.1)
@@ -213,6 +220,14 @@ class CostInputs:
         return f"{where}, {self.num_ranks} GPUs{nodes}"
 
 
+
+CONTROL_ROWS = (("system", "collective", "algorithm", "protocol"), ("msg_bytes", "num_ranks", "num_nodes", "network"),
+                ("link", "topology", "mesh_size", "p2p"), ("compare",))
+"""Fields of :class:`CostInputs` per row of controls, in the live widget and in the book's live mode."""
+
+CUSTOM_ONLY = ("link", "topology", "mesh_size", "p2p")
+"""Controls that only apply to ``system="custom"``; a catalog system sets them itself."""
+
 def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
     """The model over ``sizes`` for one configuration: the y data of one series of the explorer.
 
@@ -255,9 +270,9 @@ def _color(i: int, n: int) -> str:
     return f"hsl({int(360 * i / max(n, 1))},65%,42%)"
 
 
-def _series_traces(fig: go.Figure, name: str, color: str, sizes: list[int], series: dict | None,
-                   visible: bool | str = True, width: float = 2.5) -> None:
-    """Add the five traces of one series: time, busbw, alpha part, beta part, algbw."""
+def _series_traces(name: str, color: str, sizes: list[int], series: dict | None, visible: bool | str = True,
+                   width: float = 2.5) -> list[dict]:
+    """The five scatter traces of one series, as plain dicts: time, busbw, alpha part, beta part, algbw."""
     empty = [None] * len(sizes)
     y = series or {k: empty for k in _SERIES_KEYS}
     specs = {
@@ -267,27 +282,48 @@ def _series_traces(fig: go.Figure, name: str, color: str, sizes: list[int], seri
         "beta_us": (1, dict(dash="dash"), "beta (bandwidth) part", "beta %{y:.3g} us"),
         "algbw_gbs": (2, dict(dash="dot"), "algbw", "algbw %{y:.3g} GB/s"),
     }
+    traces = []
     for key in _SERIES_KEYS:
         col, dash, what, hover = specs[key]
-        fig.add_trace(go.Scatter(
-            x=sizes, y=y[key], name=name if key == "time_us" else f"{name}: {what}", legendgroup=name,
+        traces.append(dict(
+            type="scatter", x=sizes, y=y[key], name=name if key == "time_us" else f"{name}: {what}", legendgroup=name,
             showlegend=key == "time_us", mode="lines", visible=visible, line=dict(color=color, width=width, **dash),
-            hovertemplate=f"{hover}<extra>{name}</extra>"), row=1, col=col)
+            hovertemplate=f"{hover}<extra>{name}</extra>", **_PANEL_AXES[col]))
+    return traces
 
 
-def _explorer_layout(fig: go.Figure, sizes: list[int], title: str) -> None:
+_PANEL_AXES = {1: dict(xaxis="x", yaxis="y"), 2: dict(xaxis="x2", yaxis="y2")}
+"""Axes of the left (time) and right (bandwidth) panel, as plotly names them."""
+
+_PANEL_SPACING = 0.14
+"""Gap between the two panels, as a fraction of the figure's width."""
+
+
+def _explorer_layout(sizes: list[int], title: str) -> dict:
+    """Layout of the two-panel figures: time (log-log) left, bandwidth right, legend below.
+
+    The grid is what ``plotly.subplots.make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
+    subplot_titles=...)`` writes (each panel ``(1 - spacing) / 2`` wide, its title an annotation
+    centred above it), spelt out so that no plotly is needed to build it.
+    """
+    width = (1 - _PANEL_SPACING) / 2
+    domains = ([0.0, width], [1 - width, 1.0])
+    titles = ("time per operation", "bus and algorithm bandwidth")
     ticks = [x for x in sizes if x.bit_length() % 4 == 3]  # 1 KiB, 16 KiB, 256 KiB...: every 16x, readable
-    for col in (1, 2):
-        fig.update_xaxes(type="log", tickvals=ticks, ticktext=[format_size(x) for x in ticks], title_text="message size",
-                         row=1, col=col)
-    fig.update_yaxes(type="log", dtick=1, title_text="time (us)", row=1, col=1)
-    fig.update_yaxes(title_text="GB/s, per direction", rangemode="tozero", row=1, col=2)
-    fig.update_layout(title=dict(text=title, y=0.98, yanchor="top"), template="plotly_white", height=600,
-                      margin=dict(t=150, b=150), legend=dict(orientation="h", y=-0.24),
-                      annotations=list(fig.layout.annotations) + [dict(
-                          text="solid: total time, busbw<br>dotted: alpha (latency) part, algbw<br>dashed: beta (bandwidth) part",
-                          xref="paper", yref="paper", x=1, y=1.1, showarrow=False, font=dict(size=11), xanchor="right",
-                          yanchor="bottom", align="left")])
+    size_axis = dict(type="log", tickvals=ticks, ticktext=[format_size(x) for x in ticks], title=dict(text="message size"))
+    subplot_titles = [dict(text=text, x=(lo + hi) / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
+                           yanchor="bottom", showarrow=False, font=dict(size=16))
+                      for text, (lo, hi) in zip(titles, domains)]
+    legend_note = dict(text="solid: total time, busbw<br>dotted: alpha (latency) part, algbw<br>dashed: beta (bandwidth) part",
+                       xref="paper", yref="paper", x=1, y=1.1, showarrow=False, font=dict(size=11), xanchor="right",
+                       yanchor="bottom", align="left")
+    return dict(
+        xaxis=dict(anchor="y", domain=domains[0], **size_axis),
+        yaxis=dict(anchor="x", domain=[0.0, 1.0], type="log", dtick=1, title=dict(text="time (us)")),
+        xaxis2=dict(anchor="y2", domain=domains[1], **size_axis),
+        yaxis2=dict(anchor="x2", domain=[0.0, 1.0], title=dict(text="GB/s, per direction"), rangemode="tozero"),
+        title=dict(text=title, y=0.98, yanchor="top"), template="plotly_white", height=600,
+        margin=dict(t=150, b=150), legend=dict(orientation="h", y=-0.24), annotations=subplot_titles + [legend_note])
 
 
 def _time_range(series_times: list[list]) -> list[float]:
@@ -306,14 +342,70 @@ def _title(inputs: CostInputs) -> str:
     return f"{inputs.collective}{algo}: {inputs.label} (model)"
 
 
-def collective_figure(inputs: CostInputs | None = None, sizes: list[int] | None = None) -> go.Figure:
-    """Time (with its alpha and beta parts), busbw and algbw vs message size for one configuration.
+def collective_spec(inputs: CostInputs | None = None, sizes: list[int] | None = None) -> dict:
+    """Time (with its alpha and beta parts), busbw and algbw vs message size, as a plain plotly figure dict.
+
+    What :func:`collective_figure` wraps in a ``go.Figure`` for the notebooks and what the book's live
+    mode draws in the reader's browser with ``Plotly.react`` (:mod:`gpucomm.viz.calculators.live`):
+    one spec, so both show the same figure. Plain Python: lists, dicts, strings and numbers; the
+    layout names its template (``"plotly_white"``), which plotly.py expands and the browser takes from
+    the page's precomputed figure.
 
     Traces, in order: the configuration's time, busbw, alpha part, beta part, algbw (five); a marker
     at ``inputs.msg_bytes`` on the time and on the busbw panel (two); then five traces for each
     system of :func:`system_choices` (the ``compare`` candidates), visible only if selected in
     ``inputs.compare``. :func:`collective_update` recomputes all of them; the live widget
     (:func:`gpucomm.viz.widgets.collective.build_cost_widget`) applies it in place.
+
+    Parameters
+    ----------
+    inputs : CostInputs, optional
+        Default: ``CostInputs()`` (all_reduce of 64 MiB on a DGX H100).
+    sizes : list of int, optional
+        Message sizes in bytes (default :func:`size_grid`).
+
+    Returns
+    -------
+    dict
+        ``{"data": [trace dicts], "layout": {...}}``, JSON-serialisable.
+
+    Raises
+    ------
+    GpucommError
+        For inputs out of range, or a configuration the model refuses.
+    """
+    inputs = check_inputs(inputs or CostInputs())
+    sizes = sizes or size_grid()
+    return update_spec(collective_skeleton(sizes), collective_update(inputs, sizes))
+
+
+def collective_skeleton(sizes: list[int] | None = None) -> dict:
+    """The traces and layout of :func:`collective_spec`, without data: what :func:`collective_update` fills.
+
+    Parameters
+    ----------
+    sizes : list of int, optional
+        Message sizes in bytes (default :func:`size_grid`): the x axes' ticks.
+
+    Returns
+    -------
+    dict
+        ``{"data": [trace dicts], "layout": {...}}``: every trace empty (no y values), no title.
+    """
+    sizes = sizes or size_grid()
+    data = _series_traces("your configuration", "#111", sizes, None, width=3)
+    for col, key in ((1, "time"), (2, "busbw")):
+        data.append(dict(type="scatter", x=[], y=[], mode="markers", name=f"at the chosen size ({key})", showlegend=False,
+                         marker=dict(size=11, color="#111", symbol="circle-open", line=dict(width=2)),
+                         hovertemplate="%{y:.3g}<extra>chosen size</extra>", **_PANEL_AXES[col]))
+    compare = _compare_choices()
+    for i, (name, _key) in enumerate(compare):
+        data += _series_traces(name, _color(i, len(compare)), sizes, None, visible=False, width=1.8)
+    return {"data": data, "layout": _explorer_layout(sizes, "")}
+
+
+def collective_figure(inputs: CostInputs | None = None, sizes: list[int] | None = None) -> go.Figure:
+    """:func:`collective_spec` as a ``go.Figure``: the figure of the live widget and of the notebooks.
 
     Parameters
     ----------
@@ -331,21 +423,9 @@ def collective_figure(inputs: CostInputs | None = None, sizes: list[int] | None 
     GpucommError
         For inputs out of range, or a configuration the model refuses.
     """
-    inputs = check_inputs(inputs or CostInputs())
-    sizes = sizes or size_grid()
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("time per operation", "bus and algorithm bandwidth"),
-                        horizontal_spacing=0.14)
-    _series_traces(fig, "your configuration", "#111", sizes, None, width=3)
-    for col, key in ((1, "time"), (2, "busbw")):
-        fig.add_trace(go.Scatter(x=[], y=[], mode="markers", name=f"at the chosen size ({key})", showlegend=False,
-                                 marker=dict(size=11, color="#111", symbol="circle-open", line=dict(width=2)),
-                                 hovertemplate="%{y:.3g}<extra>chosen size</extra>"), row=1, col=col)
-    compare = _compare_choices()
-    for i, (name, _key) in enumerate(compare):
-        _series_traces(fig, name, _color(i, len(compare)), sizes, None, visible=False, width=1.8)
-    _explorer_layout(fig, sizes, "")
-    apply_update(fig, collective_update(inputs, sizes))
-    return fig
+    import plotly.graph_objects as go
+
+    return go.Figure(collective_spec(inputs, sizes))
 
 
 def collective_update(inputs: CostInputs, sizes: list[int] | None = None) -> FigureUpdate:
@@ -457,12 +537,11 @@ def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
                 out += [series[k] if series else [None] * len(sizes) for k in _SERIES_KEYS]
         return out
 
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("time per operation", "bus and algorithm bandwidth"),
-                        horizontal_spacing=0.14)
-    for v, _view in enumerate(views):
-        for i, key in enumerate(systems):
-            _series_traces(fig, get_system(key).name, _color(i, len(systems)), sizes, None, visible=v == 0)
-    traces = tuple(range(len(fig.data)))
+    import plotly.graph_objects as go
+
+    data = [trace for v, _view in enumerate(views) for i, key in enumerate(systems)
+            for trace in _series_traces(get_system(key).name, _color(i, len(systems)), sizes, None, visible=v == 0)]
+    traces = tuple(range(len(data)))
 
     def update(n: int) -> FigureUpdate:
         y = ys(n)
@@ -472,12 +551,12 @@ def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
     steps = [dict(method="update", label=str(n), args=step_args(update(n))) for n in gpu_counts]
     initial = step_args(update(initial_gpus))
     for index, y in zip(traces, initial[0]["y"]):
-        fig.data[index].y = y
+        data[index]["y"] = y
     per_view = len(systems) * 5
     buttons = [dict(method="restyle", label=f"{c} ({a})" if a != "auto" else c,
                     args=[{"visible": [v == w for w in range(len(views)) for _ in range(per_view)]}])
                for v, (c, a) in enumerate(views)]
-    _explorer_layout(fig, sizes, initial[1]["title.text"])
+    fig = go.Figure({"data": data, "layout": _explorer_layout(sizes, initial[1]["title.text"])})
     fig.layout.yaxis.range = initial[1]["yaxis.range"]
     fig.update_layout(
         height=680, margin=dict(t=150, b=230),

@@ -10,12 +10,13 @@ year, and the dense tensor FLOP/s of :data:`gpucomm.model.hardware.GPUS`. Bandwi
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from typing import TYPE_CHECKING
 
 from gpucomm import GpucommError
 from gpucomm.viz.calculators.inputs import FigureUpdate, apply_update, check_inputs, param, step_args
+
+if TYPE_CHECKING:  # plotly is imported where a figure is built: the book's live mode runs the updates without it
+    import plotly.graph_objects as go
 
 __all__ = ["GenerationsInputs", "generation_series", "flops_per_link_byte", "generations_figure",
            "generations_update", "generations_explorer_figure"]
@@ -144,6 +145,9 @@ def generations_figure(inputs: GenerationsInputs | None = None) -> go.Figure:
 
     Traces, in order: PCIe, NVLink, Ethernet (panel 1), FLOP/s (panel 2), FLOP per NVLink byte (panel 3).
     """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
     inputs = check_inputs(inputs or GenerationsInputs())
     fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], horizontal_spacing=0.16,
                         vertical_spacing=0.16,

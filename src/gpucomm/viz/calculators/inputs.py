@@ -8,8 +8,9 @@ functions that read the catalog (:mod:`gpucomm.model.hardware`, :data:`gpucomm.m
 called, so a calculator never carries a hardware or model literal of its own.
 
 Figures are updated through :class:`FigureUpdate`: the same object feeds a live
-``go.FigureWidget`` (:func:`apply_update`, inside ``batch_update()``) and the precomputed steps
-of a static plotly slider or dropdown (:func:`step_args`), so both show the same numbers.
+``go.FigureWidget`` (:func:`apply_update`, inside ``batch_update()``), the precomputed steps
+of a static plotly slider or dropdown (:func:`step_args`) and a plain figure dict
+(:func:`update_spec`, what the book's live mode draws in the browser), so all show the same numbers.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from gpucomm import GpucommError
 from gpucomm.model.fabric import Fabric, make_fabric, system_fabric
 
 __all__ = [
-    "param", "input_fields", "check_inputs", "with_inputs", "FigureUpdate", "apply_update", "step_args", "compact",
+    "param", "input_fields", "check_inputs", "check_field", "with_inputs", "FigureUpdate", "apply_update", "update_spec",
+    "step_args", "compact",
     "interconnect_choices", "get_interconnect", "interconnect_key", "collective_choices", "algorithm_choices",
     "protocol_choices", "link_choices", "network_choices", "gpu_choices", "model_choices", "dtype_choices",
     "system_choices", "nodes_for",
@@ -100,27 +102,54 @@ def check_inputs(inputs) -> Any:
         valid: expected an integer from 1 to 100000 GPUs"``.
     """
     for name, meta in input_fields(inputs):
-        value = getattr(inputs, name)
-        label = meta["label"]
-        if meta["kind"] in ("choice", "multi"):
-            accepted = [v for _, v in meta["choices"]()]
-            values = value if meta["kind"] == "multi" else (value,)
-            if meta["kind"] == "multi" and not isinstance(value, tuple):
-                raise GpucommError(f"{label} {value!r} is not valid: expected a tuple of {', '.join(map(str, accepted))}")
-            for v in values:
-                if v not in accepted:
-                    raise GpucommError(f"{label} {v!r} is not valid: expected one of {', '.join(map(str, accepted))}")
-        elif meta["kind"] == "bool":
-            if not isinstance(value, bool):
-                raise GpucommError(f"{label} {value!r} is not valid: expected True or False")
-        else:
-            integer = meta["kind"] in ("int", "size")
-            ok_type = (isinstance(value, int) if integer else isinstance(value, (int, float))) and not isinstance(value, bool)
-            if not ok_type or (not integer and not math.isfinite(value)):
-                raise GpucommError(f"{label} {value!r} is not valid: expected {_describe_range(meta)}")
-            if (meta["min"] is not None and value < meta["min"]) or (meta["max"] is not None and value > meta["max"]):
-                raise GpucommError(f"{label} {value!r} is not valid: expected {_describe_range(meta)}")
+        check_field(meta, getattr(inputs, name))
     return inputs
+
+
+def check_field(meta: dict, value: Any) -> Any:
+    """Return ``value`` if it is of the field's kind and in its range or choices, else raise.
+
+    The check of one field of :func:`check_inputs`, for a caller that must say *which* control
+    holds the bad value (the book's live mode shows the message next to it).
+
+    Parameters
+    ----------
+    meta : dict
+        The field's metadata (:func:`input_fields`).
+    value
+        The value to check, in SI units.
+
+    Raises
+    ------
+    GpucommError
+        Naming the field by its label, the value and what is accepted.
+
+    Examples
+    --------
+    >>> check_field({"label": "GPUs", "kind": "int", "unit": "GPUs", "min": 1, "max": 8}, 9)
+    Traceback (most recent call last):
+    gpucomm.GpucommError: GPUs 9 is not valid: expected an integer from 1 to 8 GPUs
+    """
+    label = meta["label"]
+    if meta["kind"] in ("choice", "multi"):
+        accepted = [v for _, v in meta["choices"]()]
+        values = value if meta["kind"] == "multi" else (value,)
+        if meta["kind"] == "multi" and not isinstance(value, tuple):
+            raise GpucommError(f"{label} {value!r} is not valid: expected a tuple of {', '.join(map(str, accepted))}")
+        for v in values:
+            if v not in accepted:
+                raise GpucommError(f"{label} {v!r} is not valid: expected one of {', '.join(map(str, accepted))}")
+    elif meta["kind"] == "bool":
+        if not isinstance(value, bool):
+            raise GpucommError(f"{label} {value!r} is not valid: expected True or False")
+    else:
+        integer = meta["kind"] in ("int", "size")
+        ok_type = (isinstance(value, int) if integer else isinstance(value, (int, float))) and not isinstance(value, bool)
+        if not ok_type or (not integer and not math.isfinite(value)):
+            raise GpucommError(f"{label} {value!r} is not valid: expected {_describe_range(meta)}")
+        if (meta["min"] is not None and value < meta["min"]) or (meta["max"] is not None and value > meta["max"]):
+            raise GpucommError(f"{label} {value!r} is not valid: expected {_describe_range(meta)}")
+    return value
 
 
 def with_inputs(inputs, **changes) -> Any:
@@ -162,6 +191,35 @@ def apply_update(fig, update: FigureUpdate) -> None:
             fig.data[index][key] = value
     for path, value in update.layout.items():
         fig.layout[path] = value
+
+
+def update_spec(spec: dict, update: FigureUpdate) -> dict:
+    """Set the update's trace and layout properties on a plain figure dict (``{"data": [...], "layout": {...}}``).
+
+    :func:`apply_update` for a figure without plotly: layout paths such as ``"title.text"`` are
+    walked through nested dicts, created where missing.
+
+    Returns
+    -------
+    dict
+        ``spec`` itself, changed in place.
+
+    Examples
+    --------
+    >>> spec = {"data": [{"y": [1]}, {"y": [2]}], "layout": {}}
+    >>> update_spec(spec, FigureUpdate({"y": [[3]]}, (1,), {"title.text": "t"}))
+    {'data': [{'y': [1]}, {'y': [3]}], 'layout': {'title': {'text': 't'}}}
+    """
+    for key, values in update.data.items():
+        for index, value in zip(update.traces, values):
+            spec["data"][index][key] = value
+    for path, value in update.layout.items():
+        *parents, leaf = path.split(".")
+        node = spec["layout"]
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return spec
 
 
 def compact(value: Any, digits: int = 4) -> Any:

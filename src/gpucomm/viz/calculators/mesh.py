@@ -11,9 +11,7 @@ numbers come from :func:`gpucomm.model.fabric.make_fabric`, :func:`~gpucomm.mode
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from typing import TYPE_CHECKING
 
 from gpucomm.model.cost import collective_cost, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
 from gpucomm.model.fabric import make_fabric
@@ -22,9 +20,16 @@ from gpucomm.viz.calculators.inputs import (
 )
 from gpucomm.model.units import format_size, format_time
 
-__all__ = ["MeshInputs", "mesh_curves", "mesh_figure", "mesh_update", "mesh_explorer_figure", "nvlink_choices"]
+if TYPE_CHECKING:  # plotly is imported where a figure is built: the book's live mode runs the updates without it
+    import plotly.graph_objects as go
+
+__all__ = ["MeshInputs", "mesh_curves", "mesh_figure", "mesh_update", "mesh_explorer_figure", "nvlink_choices",
+           "CONTROL_ROWS"]
 
 _TRACES_PER_LINK = 7
+
+CONTROL_ROWS = (("link", "mesh_size"), ("collective", "algorithm", "msg_bytes"))
+"""Fields of :class:`MeshInputs` per row of controls, in the live widget and in the book's live mode."""
 
 
 def nvlink_choices() -> list[tuple[str, str]]:
@@ -94,6 +99,8 @@ _BW_KEYS = (("mesh_pair_gbs", "P2P mesh: one peer link (nominal)", "dot", "#d627
 
 
 def _add_link_traces(fig: go.Figure, link_name: str, visible: bool, legend: bool) -> None:
+    import plotly.graph_objects as go
+
     for key, name, dash, color in _BW_KEYS:
         fig.add_trace(go.Scatter(x=[], y=[], name=name, legendgroup=key, showlegend=legend, visible=visible,
                                  mode="lines+markers", line=dict(color=color, dash=dash),
@@ -118,6 +125,8 @@ def _layout(fig: go.Figure) -> None:
 
 
 def _subplots() -> go.Figure:
+    from plotly.subplots import make_subplots
+
     return make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], horizontal_spacing=0.14,
                          vertical_spacing=0.16,
                          subplot_titles=("bandwidth per direction vs GPUs communicating", "collective time",

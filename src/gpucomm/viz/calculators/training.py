@@ -11,9 +11,7 @@ from __future__ import annotations
 import math
 
 from dataclasses import dataclass, replace
-
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from typing import TYPE_CHECKING
 
 from gpucomm import GpucommError
 from gpucomm.model.planning import LLAMA3_MFU, training_compute_s
@@ -24,8 +22,15 @@ from gpucomm.viz.calculators.inputs import (
 from gpucomm.model.training import STRATEGIES, step_comm
 from gpucomm.model.units import format_time
 
+if TYPE_CHECKING:  # plotly is imported where a figure is built: the book's live mode runs the updates without it
+    import plotly.graph_objects as go
+
 __all__ = ["TrainingInputs", "step_compute_s", "training_results", "training_figure", "training_update",
-           "training_explorer_figure", "STRATEGY_LABELS"]
+           "training_explorer_figure", "STRATEGY_LABELS", "CONTROL_ROWS"]
+
+CONTROL_ROWS = (("model", "gpu", "mfu"), ("num_gpus", "gpus_per_node", "interconnect", "network"),
+                ("global_batch_tokens", "seq_len", "micro_batch"), ("grad_dtype", "act_dtype"))
+"""Fields of :class:`TrainingInputs` per row of controls, in the live widget and in the book's live mode."""
 
 STRATEGY_LABELS = {"dp": "DP (all_reduce)", "fsdp": "FSDP / ZeRO-3", "pp": "PP (stage boundary)", "tp": "TP"}
 
@@ -119,6 +124,8 @@ _BARS = (("volume_gb", "bytes sent per GPU", "#8c564b", 1), ("time_s", "communic
 
 
 def _add_traces(fig: go.Figure, visible: bool, legend: bool, group: str = "") -> None:
+    import plotly.graph_objects as go
+
     labels = [STRATEGY_LABELS[s] for s in STRATEGIES]
     for key, name, color, col in _BARS:
         # volume: the value written above the bar; times: in the hover only (narrow grouped bars)
@@ -139,6 +146,8 @@ def _layout(fig: go.Figure) -> None:
 
 
 def _subplots() -> go.Figure:
+    from plotly.subplots import make_subplots
+
     return make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
                          subplot_titles=("communication volume per step", "communication time per step"))
 

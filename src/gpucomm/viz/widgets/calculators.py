@@ -12,9 +12,9 @@ import ipywidgets as widgets
 
 from gpucomm.viz.calculators.generations import GenerationsInputs, generations_figure, generations_update
 from gpucomm.viz.calculators.inputs import check_inputs
-from gpucomm.viz.calculators.mesh import MeshInputs, mesh_figure, mesh_update
+from gpucomm.viz.calculators.mesh import CONTROL_ROWS as MESH_ROWS, MeshInputs, mesh_figure, mesh_update
 from gpucomm.viz.calculators.tp_inference import TPInputs, tp_figure, tp_update
-from gpucomm.viz.calculators.training import TrainingInputs, training_figure, training_update
+from gpucomm.viz.calculators.training import CONTROL_ROWS as TRAINING_ROWS, TrainingInputs, training_figure, training_update
 from gpucomm.viz.widgets.collective import build_cost_widget
 from gpucomm.viz.widgets.controls import build_calculator
 
@@ -46,7 +46,7 @@ def build_mesh_widget(**overrides) -> widgets.VBox:
     """
     inputs = check_inputs(MeshInputs(**overrides))
     return build_calculator(inputs, figure=mesh_figure, update=mesh_update,
-                            rows=[["link", "mesh_size"], ["collective", "algorithm", "msg_bytes"]])
+                            rows=[list(row) for row in MESH_ROWS])
 
 
 def build_generations_widget(**overrides) -> widgets.VBox:
@@ -71,5 +71,4 @@ def build_training_widget(**overrides) -> widgets.VBox:
     """
     inputs = check_inputs(TrainingInputs(**overrides))
     return build_calculator(inputs, figure=training_figure, update=training_update,
-                            rows=[["model", "gpu", "mfu"], ["num_gpus", "gpus_per_node", "interconnect", "network"],
-                                  ["global_batch_tokens", "seq_len", "micro_batch"], ["grad_dtype", "act_dtype"]])
+                            rows=[list(row) for row in TRAINING_ROWS])

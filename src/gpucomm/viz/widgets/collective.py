@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from gpucomm.viz.calculators.collective import CostInputs, collective_figure, collective_update
+from gpucomm.viz.calculators.collective import CONTROL_ROWS, CUSTOM_ONLY, CostInputs, collective_figure, collective_update
 from gpucomm.viz.calculators.inputs import check_inputs
 from gpucomm.viz.widgets.controls import build_calculator
 
-ROWS = [["system", "collective", "algorithm", "protocol"], ["msg_bytes", "num_ranks", "num_nodes", "network"],
-        ["link", "topology", "mesh_size", "p2p"], ["compare"]]
-CUSTOM_ONLY = ("link", "topology", "mesh_size", "p2p")
-"""Controls that only apply to ``system="custom"``; a catalog system sets them itself."""
+ROWS = [list(row) for row in CONTROL_ROWS]
+"""Rows of controls: the same as the book's live mode in the browser (:mod:`gpucomm.viz.calculators.live`)."""
 
 
 def build_cost_widget(**overrides) -> widgets.VBox:

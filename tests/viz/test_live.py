@@ -1,0 +1,174 @@
+"""The book's live mode, Python side: what the browser runs in Pyodide, checked in CPython.
+
+The figure spec is a plain dict that plotly accepts as is and that equals the notebooks' figure;
+``compute`` gives the model's numbers for what the controls hold and refuses a bad value with the
+CLI's message, naming the control; the zip the book serves holds the package's model and
+calculators and runs with no plotly, numpy, pandas, ipywidgets or torch importable.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from gpucomm.cli import main as cli_main
+from gpucomm.viz.calculators.collective import (
+    CONTROL_ROWS, CostInputs, collective_figure, collective_spec, collective_update,
+)
+from gpucomm.viz.calculators.inputs import input_fields
+from gpucomm.viz.calculators.live import browser_zip, calculators, compute, compute_json, controls, panel
+
+A100 = dict(system="dgx_a100", num_ranks=4, msg_bytes=64 * 2**20, compare=("dgx_h100", "gb200_nvl72"))
+RAW_A100 = {"system": "dgx_a100", "num_ranks": "4", "msg_bytes": "64MiB", "compare": ["dgx_h100", "gb200_nvl72"]}
+
+
+def _cli_error(capsys, *argv: str) -> str:
+    """The message of ``gpucomm ARGV``'s one-line error, without its ``gpucomm VERB: error: [argument --x: ]``."""
+    assert cli_main(list(argv)) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line, line
+    message = line.split(": error: ", 1)[1]
+    return message.split(": ", 1)[1] if message.startswith("argument ") else message
+
+
+def test_spec_is_plain_json_and_the_notebook_figure_is_the_same_spec():
+    spec = collective_spec(CostInputs(**A100))
+    text = json.dumps(spec, allow_nan=False)  # plain types only: what crosses into the browser
+    assert json.loads(text) == spec
+    assert spec["layout"]["template"] == "plotly_white"
+    figure = collective_figure(CostInputs(**A100)).to_dict()
+    import plotly.graph_objects as go
+
+    assert go.Figure(spec).to_dict() == figure  # plotly validates every property of the spec
+    assert len(spec["data"]) == len(figure["data"]) and spec["data"][0]["y"] == list(figure["data"][0]["y"])
+
+
+def test_controls_come_from_the_field_metadata():
+    c = controls("collective", CostInputs(**A100))
+    fields = dict(input_fields(CostInputs))
+    assert list(c["fields"]) == list(fields)
+    assert [f for row in c["rows"] for f in row] == [f for row in CONTROL_ROWS for f in row]
+    for name, meta in fields.items():
+        assert c["fields"][name]["label"] == meta["label"] and c["fields"][name]["kind"] == meta["kind"]
+        if meta["choices"]:
+            assert [v for _, v in c["fields"][name]["choices"]] == [v for _, v in meta["choices"]()]
+    assert c["fields"]["msg_bytes"]["value"] == "64MiB"
+    assert c["fields"]["compare"]["value"] == ["dgx_h100", "gb200_nvl72"]
+    assert c["fields"]["p2p"]["enabled_when"] == ["system", "custom"]
+    json.dumps(c, allow_nan=False)
+
+
+def test_compute_gives_the_model_numbers_for_what_the_controls_hold():
+    result = compute("collective", RAW_A100)
+    assert result["ok"], result
+    update = collective_update(CostInputs(**A100))
+    assert result["summary"] == update.summary
+    for index, y in zip(update.traces, update.data["y"]):
+        assert result["spec"]["data"][index]["y"] == [v for v in y]
+    assert result["spec"]["layout"]["title"]["text"] == update.layout["title.text"]
+    # One string each way, as Pyodide passes it.
+    assert json.loads(compute_json("collective", json.dumps(RAW_A100))) == json.loads(json.dumps(result))
+
+
+@pytest.mark.parametrize("size", ["0", "abc", "-3MiB"])
+def test_a_bad_size_gets_the_cli_message_next_to_its_control(capsys, size):
+    result = compute("collective", {**RAW_A100, "msg_bytes": size})
+    assert result == {"ok": False, "field": "msg_bytes",
+                      "message": _cli_error(capsys, "cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", size)}
+
+
+def test_a_configuration_the_model_refuses_gets_the_cli_message(capsys):
+    result = compute("collective", {**RAW_A100, "algorithm": "nvls"})
+    cli = _cli_error(capsys, "cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB", "--algo", "nvls")
+    assert result == {"ok": False, "field": None, "message": cli}
+
+
+@pytest.mark.parametrize("field, raw, words", [
+    ("num_ranks", "eight", "GPUs 'eight' is not valid: expected an integer from 1 to 100000"),
+    ("num_ranks", "0", "GPUs 0 is not valid"),
+    ("system", "dgx_9000", "system 'dgx_9000' is not valid: expected one of custom, "),
+    ("compare", ["nope"], "compare with 'nope' is not valid"),
+])
+def test_a_bad_value_names_its_field(field, raw, words):
+    result = compute("collective", {**RAW_A100, field: raw})
+    assert not result["ok"] and result["field"] == field and words in result["message"], result
+
+
+def test_an_unknown_field_or_calculator_is_refused():
+    assert compute("collective", {"colour": "red"})["message"].startswith("field 'colour' is not valid")
+    with pytest.raises(Exception, match="live calculator 'nope' is not valid"):
+        compute("nope", {})
+
+
+def test_panel_html_holds_the_controls_and_the_precomputed_figure():
+    html = panel("collective", **A100)._repr_html_()
+    assert 'data-gpucomm-live="collective"' in html and "Plotly.newPlot(" in html
+    data = html.split('class="gpucomm-live-controls">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(data) == controls("collective", CostInputs(**A100))
+    assert collective_update(CostInputs(**A100)).summary in html.replace("&#x27;", "'")
+
+
+def test_every_live_calculator_computes_its_defaults():
+    for name in calculators():
+        assert compute(name, {})["ok"], name
+
+
+@pytest.mark.parametrize("name, changes", [
+    ("mesh", {"link": "nvlink3", "mesh_size": "4", "msg_bytes": "16MiB"}),
+    ("generations", {}),
+    ("training", {"num_gpus": "64"}),
+])
+def test_update_mode_gives_the_figure_update_of_the_widget(name, changes):
+    """Without a skeleton, the browser applies the calculator's FigureUpdate: the one the ipywidgets UI applies."""
+    calc = calculators()[name]
+    result = compute(name, changes)
+    assert result["ok"], result
+    meta = dict(input_fields(calc.inputs))
+    from gpucomm.viz.calculators.live import read_field
+
+    inputs = calc.inputs(**{k: read_field(meta[k], v) for k, v in changes.items()})
+    update = calc.update(inputs)
+    assert result["summary"] == update.summary
+    assert result["update"]["traces"] == list(update.traces)
+    assert result["update"]["layout"] == json.loads(json.dumps(update.layout))
+    assert json.dumps(result["update"]["data"], allow_nan=False)
+    assert result["update"]["data"]["y"] == json.loads(json.dumps(update.data["y"]).replace("NaN", "null"))
+    figure = calc.figure(inputs)  # the first paint the update applies to has every trace it names
+    assert max(update.traces) < len(figure.data)
+
+
+def test_browser_zip_is_the_model_and_calculators_and_runs_without_heavy_libraries(tmp_path):
+    data = browser_zip()
+    assert data == browser_zip(), "the zip must be the same bytes for the same package (its name is its hash)"
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert "gpucomm/model/cost.py" in names and "gpucomm/viz/calculators/live.py" in names
+    assert not [n for n in names if n.startswith(("gpucomm/measure/", "gpucomm/cli/", "gpucomm/viz/figures/",
+                                                   "gpucomm/viz/widgets/")) or "__pycache__" in n]
+    zipfile.ZipFile(io.BytesIO(data)).extractall(tmp_path)
+    # A fresh interpreter that sees only the unpacked zip and the standard library, as Pyodide does.
+    code = """
+import importlib.abc, json, sys
+HEAVY = ("plotly", "numpy", "pandas", "ipywidgets", "torch")
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HEAVY:
+            raise ImportError(name + " is not in the browser")
+sys.meta_path.insert(0, Block())
+sys.path = [ZIPDIR] + [p for p in sys.path if "site-packages" not in p and "src" not in p]
+from gpucomm.viz.calculators.live import calculators, compute_json
+out = json.loads(compute_json("collective", RAW))
+assert out["ok"], out
+for name in calculators():
+    assert json.loads(compute_json(name, "{}"))["ok"], name
+import gpucomm
+assert gpucomm.__file__.startswith(ZIPDIR), gpucomm.__file__
+print(out["summary"])
+""".replace("ZIPDIR", repr(str(tmp_path))).replace("RAW", repr(json.dumps(RAW_A100)))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == collective_update(CostInputs(**A100)).summary
