@@ -482,7 +482,7 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
     if not pick:
         on = ", ".join(sorted({a for a, _ in times})) or "none"
         raise GpucommError(f"NCCL {'.'.join(map(str, nccl_version))} does not run {collective} with algorithm "
-                           f"{algorithm!r}, protocol {protocol!r} on {fabric.label} ({n} GPUs): expected one of {on}")
+                           f"{algorithm!r}, protocol {protocol!r} on {fabric.link.key!r} ({fabric.topology}, {n} GPUs): expected one of {on}")
     alternatives = tuple(sorted(((a, p, t) for (a, p), t in times.items()), key=lambda x: x[2]))
     # strict '<' in NCCL's index order: ties keep the first (topoGetAlgoInfo)
     a, p = min(pick, key=lambda k: (pick[k], nt.ALGORITHMS.index(k[0]), nt.PROTOCOLS.index(k[1])))
