@@ -33,7 +33,7 @@ def main() -> None:
     cases = {
         "collective_cost ring auto (1 node)": lambda: collective_cost("all_reduce", 2**26, num_ranks=8, fabric=nvlink3),
         "collective_cost auto with NVLS": lambda: collective_cost("all_reduce", 2**26, num_ranks=8, fabric=nvlink4),
-        "collective_cost hierarchical (4 nodes)": lambda: collective_cost("all_reduce", 2**26, num_ranks=32,
+        "collective_cost auto (4 nodes)": lambda: collective_cost("all_reduce", 2**26, num_ranks=32,
                                                                           fabric=four_nodes),
         "tp_step decode": lambda: tp_step("llama-3-70b", fabric=h100, tp_size=8, phase="decode"),
     }

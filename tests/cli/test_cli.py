@@ -97,7 +97,8 @@ def test_tp_decode_shows_that_latency_dominates():
               "--json")
     data = json.loads(out.stdout)
     assert data["all_reduce_latency_s"] > 5 * data["all_reduce_transfer_s"]
-    assert data["all_reduce_latency_s"] + data["all_reduce_transfer_s"] == pytest.approx(data["all_reduce_time_s"])
+    assert data["all_reduce_latency_s"] + data["all_reduce_transfer_s"] + data["all_reduce_launch_s"] == \
+        pytest.approx(data["all_reduce_time_s"])
     table = run("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4")
     assert "latency part (alpha)" in table.stdout and "bandwidth part" in table.stdout
     assert data["all_reduce_protocol"] == "LL" and data["all_reduce_busbw_bytes_per_s"] > 0
@@ -152,3 +153,35 @@ def test_validate_fits_the_terminal_and_lists_sweeps_on_request():
     every = subprocess.run([sys.executable, "-m", "gpucomm", "validate", "--all"], capture_output=True, text=True,
                            env={**os.environ, "COLUMNS": "220"})
     assert "Azure A100x8 1G" in every.stdout and "H200x8 16GiB" in every.stdout
+
+
+def test_cost_shows_nccls_pick_every_alternative_and_the_new_flags(capsys):
+    from gpucomm.cli import main
+
+    assert main(["cost", "all_reduce", "--system", "dgx_h100", "--gpus", "8", "--size", "1GiB", "--nccl-version", "2.27.7",
+                 "--launch", "graph", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["algorithm"] == "nvls" and data["nccl_version"] == "2.27.7" and data["launch"] == "graph"
+    assert data["system"] == "dgx_h100" and data["gpu"] == "h100_sxm5"
+    assert data["time_s"] == pytest.approx(data["latency_s"] + data["transfer_s"] + data["launch_s"])
+    assert min(a["nccl_time_s"] for a in data["alternatives"]) == pytest.approx(data["nccl_time_s"])
+    assert {"ring", "nvls"} <= {a["algorithm"] for a in data["alternatives"]}
+    assert main(["cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB"]) == 0
+    table = capsys.readouterr().out
+    assert "what NCCL 2.30.7 considers" in table and "launch part (eager)" in table and "NCCL's own estimate" in table
+    # the custom all-reduce is labelled as what it is
+    assert main(["cost", "all_reduce", "--link", "nvlink4", "--gpus", "8", "--size", "16KiB", "--algo", "one_shot",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["note"].startswith("not NCCL")
+    assert main(["cost", "all_reduce", "--gpus", "4", "--size", "1MiB"]) == 2
+    assert "expected one of --link" in capsys.readouterr().err
+
+
+def test_validate_json_has_the_sweep_bands_and_the_issue_targets(capsys):
+    from gpucomm.cli import main
+
+    assert main(["validate", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {"results", "summary", "sweep_bands", "targets"} <= set(data)
+    assert {b["band"] for b in data["sweep_bands"]} == {"< 1 MiB", "1-64 MiB", ">= 64 MiB"}
+    assert all({"name", "reached", "met"} <= set(t) for t in data["targets"])

@@ -22,8 +22,9 @@ def test_every_preset_cites_its_config():
 def test_decode_is_memory_bound_and_latency_shows_in_communication():
     s = tp_step("llama-3-70b", tp_size=8, fabric=make_fabric("nvlink4", gpu="h100_sxm5"), phase="decode", batch=1)
     assert s.memory_bound
-    # 16 KiB messages: the all_reduce time is almost all latency (alpha)
-    assert s.all_reduce.latency_s > 10 * s.all_reduce.transfer_s
+    # 16 KiB messages: the all_reduce time is mostly latency and launch; the bytes run on one or two of NCCL's
+    # channels at this size (topoGetAlgoInfo), so they are not negligible either
+    assert s.all_reduce.latency_s + s.all_reduce.launch_s > 3 * s.all_reduce.transfer_s
 
 
 def test_prefill_is_compute_bound():

@@ -22,8 +22,8 @@ def test_every_case_maps_to_a_bundled_measurement(results):
 
 def test_large_message_nvlink_busbw_within_15_percent_out_of_sample(results):
     summary = {s.group: s for s in summarize(results)}
-    assert summary["nvlink_large"].median_abs_error < 0.15
-    explained = {"C28"}  # NCCL 2.6 on a 2080 Ti bridge: documented miss
+    assert summary["nvlink_large"].median_abs_error < 0.10  # the issue's figure, on the median
+    explained = {"C28", "C01"}  # NCCL 2.6 on a 2080 Ti bridge; NCCL's 12 GB/s per sm86 NVLink: documented misses
     for r in results:
         if r.group == "nvlink_large" and r.case_id not in explained:
             assert abs(r.error) < 0.15, r
@@ -96,3 +96,14 @@ def test_validation_figure_keeps_case_order_and_shows_every_target(results):
     assert all(t.marker.symbol[0] == "circle" for t in fig.data)  # the legend shows a filled (out-of-sample) marker
     title = fig.layout.title.text
     assert "within 15 %" in title and "within 40 %" in title and "within 2x" in title
+
+
+def test_sweep_targets_of_the_model_issue_are_met_out_of_sample(results):
+    from gpucomm.model.validation import sweep_bands, targets
+
+    met = {t.name: t.met for t in targets(results)}
+    assert all(v for k, v in met.items() if k.startswith("sweep")), met
+    bands = sweep_bands(results)
+    # the H200 sweep is out of every fit; the Azure one below 64 MiB is in-sample (latency scale)
+    assert {b.sweep for b in bands if not b.in_sample} == {"Azure A100x8", "H200x8"}
+    assert not any(b.in_sample for b in bands if b.sweep == "H200x8")

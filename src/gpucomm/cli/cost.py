@@ -1,12 +1,15 @@
 """``gpucomm cost``: the predicted time, algbw and busbw of one collective.
 
-The numbers come from :func:`gpucomm.model.cost.collective_cost` (the alpha-beta model with
-NCCL's algorithm and protocol choice); this module only reads the flags and prints a table or,
-with ``--json``, one JSON object. Pure Python: no torch, plotly or pandas.
+The numbers come from :func:`gpucomm.model.cost.collective_cost`: what NCCL's tuner would pick at
+this size (:mod:`gpucomm.model.nccl_tuner`, the release of ``--nccl-version``) with its time, every
+alternative NCCL considers with NCCL's own estimate, and the terms outside NCCL (launch, ramp).
+This module only reads the flags and prints tables or, with ``--json``, one JSON object. Pure
+Python: no torch, plotly or pandas.
 
 Examples::
 
     gpucomm cost all_reduce --link nvlink3 --gpus 4 --size 64MiB
+    gpucomm cost all_reduce --system dgx_h100 --gpus 8 --size 1GiB --nccl-version 2.27.7
     gpucomm cost all_reduce --link pcie4 --no-p2p --gpus 4 --size 64MiB --json
 """
 
@@ -17,9 +20,10 @@ import argparse
 from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg, mesh_size, print_json, print_table, size_arg
 from gpucomm.model.collectives import COLLECTIVES
-from gpucomm.model.cost import ALGORITHMS, collective_cost
-from gpucomm.model.fabric import make_fabric
-from gpucomm.model.hardware import INTER_SOCKET_LINKS, get_inter_socket_link, link_keys
+from gpucomm.model.cost import ALGORITHMS, LAUNCH_MODES, PROTOCOLS, collective_cost
+from gpucomm.model.fabric import make_fabric, system_fabric
+from gpucomm.model.hardware import GPUS, INTER_SOCKET_LINKS, SYSTEMS, get_inter_socket_link, link_keys
+from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION
 from gpucomm.model.units import format_size, format_time
 
 __all__ = ["register", "run"]
@@ -29,13 +33,23 @@ def register(subparsers) -> None:
     """Add the ``cost`` parser to ``subparsers`` (from ``ArgumentParser.add_subparsers``); its ``func`` is :func:`run`."""
     cost = subparsers.add_parser("cost", help="predict time, algbw and busbw of one collective")
     cost.add_argument("collective", help=f"one of {', '.join(COLLECTIVES)}")
-    cost.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
+    cost.add_argument("--link", default=None,
+                      help=f"interconnect (what-if): one of {', '.join(link_keys())}; or use --system")
+    cost.add_argument("--system", default=None,
+                      help=f"a catalog system (its GPU, links, NICs): one of {', '.join(SYSTEMS)}")
+    cost.add_argument("--gpu", default=None, help=f"with --link: the GPU (compute capability, NVLink count): one of "
+                                                  f"{', '.join(GPUS)}")
     cost.add_argument("--gpus", type=int_arg("number of GPUs", 2), required=True,
                       help="GPUs taking part, all nodes together (>= 2: one GPU has nothing to exchange)")
     cost.add_argument("--size", type=size_arg, required=True, help="message size, e.g. 64MiB, 1GB, 8 (bytes)")
     cost.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
     cost.add_argument("--algo", default="auto", help=f"algorithm: one of {', '.join(ALGORITHMS)} (default auto, as NCCL)")
-    cost.add_argument("--protocol", default="auto", help="auto (default), LL or Simple")
+    cost.add_argument("--protocol", default="auto", help=f"auto (default) or one of {', '.join(PROTOCOLS)}")
+    cost.add_argument("--launch", default="eager", choices=LAUNCH_MODES,
+                      help="eager (default: one launch per call, as nccl-tests without -G) or graph (CUDA graph)")
+    cost.add_argument("--nccl-version", default=".".join(map(str, DEFAULT_NCCL_VERSION)),
+                      help="the NCCL release whose tuner to follow (default %(default)s): NVLS from 2.17, PAT from "
+                           "2.23, LL128 per architecture")
     cost.add_argument("--topology", default="switch",
                       help="switch (NVSwitch or PCIe tree, default), mesh (point-to-point) or pairs (NVLink bridges)")
     cost.add_argument("--pcie-link", default=None, help="with --topology pairs: the PCIe link between pairs (default pcie4)")
@@ -64,19 +78,32 @@ def run(args: argparse.Namespace) -> int:
     args.mesh_size = mesh_size(args)
     if args.pcie_link is not None and args.topology != "pairs":
         raise GpucommError(f"--pcie-link {args.pcie_link} only applies to bridged pairs: expected --topology pairs")
-    fabric = make_fabric(args.link, p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size,
-                         num_nodes=args.nodes, network=args.network, nics_per_node=args.nics_per_node,
-                         gpus_per_uplink=args.gpus_per_uplink, pcie_link=args.pcie_link or "pcie4",
-                         inter_socket=args.inter_socket)
+    if (args.link is None) == (args.system is None):
+        raise GpucommError("expected one of --link (what-if) or --system (a catalog system)")
+    if args.system is not None:
+        if args.gpu is not None:
+            raise GpucommError(f"--gpu with --system {args.system}: the system names its GPU; drop --gpu")
+        fabric = system_fabric(args.system, num_nodes=args.nodes, network=args.network)
+        if args.nics_per_node is not None:
+            fabric = fabric.replace(nics_per_node=args.nics_per_node)
+        args.link, args.no_p2p = fabric.link.key, not fabric.p2p
+    else:
+        fabric = make_fabric(args.link, p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size,
+                             num_nodes=args.nodes, network=args.network, nics_per_node=args.nics_per_node,
+                             gpus_per_uplink=args.gpus_per_uplink, pcie_link=args.pcie_link or "pcie4",
+                             inter_socket=args.inter_socket, gpu=args.gpu)
     cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, fabric=fabric, protocol=args.protocol,
-                           algorithm=args.algo)
+                           algorithm=args.algo, launch=args.launch, nccl_version=args.nccl_version)
     if args.json:
-        fabric = dict(topology=args.topology, mesh_size=args.mesh_size if args.topology == "mesh" else None,
-                      gpus_per_uplink=args.gpus_per_uplink,
-                      inter_socket=args.inter_socket and get_inter_socket_link(args.inter_socket).key)
-        print_json({**cost.as_dict(), **fabric})
+        extra = dict(topology=fabric.topology, mesh_size=fabric.mesh_size if fabric.topology == "mesh" else None,
+                     gpus_per_uplink=fabric.gpus_per_uplink,
+                     inter_socket=fabric.inter_socket and get_inter_socket_link(fabric.inter_socket).key,
+                     system=fabric.system, gpu=fabric.gpu)
+        print_json({**cost.as_dict(), **extra})
         return 0
     where = f"{args.gpus} GPUs over {cost.link}" + (" (no P2P: staged through host memory)" if args.no_p2p else "")
+    if args.system:
+        where = f"{args.gpus} GPUs of {fabric.label} ({cost.link})"
     if args.topology == "mesh":
         where += f" (point-to-point mesh of {args.mesh_size})"
     if args.topology == "pairs":
@@ -87,13 +114,24 @@ def run(args: argparse.Namespace) -> int:
         where += f", across two sockets ({get_inter_socket_link(args.inter_socket).key})"
     if args.nodes > 1:
         where += f", {args.nodes} nodes over {args.network}"
-    print_table(f"{args.collective} of {format_size(cost.msg_bytes)} on {where}", ("quantity", "value"), [
+    rows = [
         ("time", format_time(cost.time_s)),
         ("  latency part (alpha)", format_time(cost.latency_s)),
         ("  bandwidth part", format_time(cost.transfer_s)),
+        (f"  launch part ({cost.launch})", format_time(cost.launch_s)),
         ("algbw", f"{cost.algbw_bytes_per_s / 1e9:.2f} GB/s"),
         ("busbw", f"{cost.busbw_bytes_per_s / 1e9:.2f} GB/s"),
         ("algorithm", cost.algorithm),
         ("protocol", cost.protocol),
-    ], right_aligned=("value",))
+    ]
+    if cost.nccl_time_s is not None:
+        rows += [("NCCL's own estimate", format_time(cost.nccl_time_s)), ("channels", str(cost.num_channels))]
+    rows.append(("where it comes from", cost.note))
+    print_table(f"{args.collective} of {format_size(cost.msg_bytes)} on {where}", ("quantity", "value"), rows,
+                right_aligned=("value",))
+    if cost.alternatives:
+        print_table(f"what NCCL {cost.nccl_version} considers at this size (its own estimates; * = its pick)",
+                    ("algorithm", "protocol", "NCCL's estimate", ""),
+                    [(a, p, format_time(t), "*" if (a, p) == (cost.algorithm, cost.protocol) else "")
+                     for a, p, t in cost.alternatives], right_aligned=("NCCL's estimate",))
     return 0

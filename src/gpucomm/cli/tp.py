@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
                "all_reduce_algorithm": ar.algorithm if ar else None, "all_reduce_protocol": ar.protocol if ar else None,
                "all_reduce_busbw_bytes_per_s": ar.busbw_bytes_per_s if ar else 0.0,
                "all_reduce_latency_s": ar.latency_s if ar else 0.0, "all_reduce_transfer_s": ar.transfer_s if ar else 0.0,
+               "all_reduce_launch_s": ar.launch_s if ar else 0.0,
                "comm_time_s": comm.comm_per_pass_s,
                "time_s": comm.comm_per_pass_s, "link": fabric.link.key, "p2p": fabric.p2p}
         if step:
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             ("time per all_reduce", f"{format_time(ar.time_s)} ({ar.algorithm}, {ar.protocol})"),
             ("  latency part (alpha)", format_time(ar.latency_s)),
             ("  bandwidth part", format_time(ar.transfer_s)),
+            ("  launch part", format_time(ar.launch_s)),
             ("all_reduce time per forward", format_time(comm.comm_per_pass_s)),
             ("busbw", f"{ar.busbw_bytes_per_s / 1e9:.2f} GB/s"),
         ]

@@ -1,8 +1,10 @@
 """``gpucomm validate``: the model against every bundled published measurement.
 
 Runs :func:`gpucomm.model.validation.validate` and prints one row per case (measured, model,
-relative error) and the out-of-sample summary per group (:func:`gpucomm.model.validation.summarize`),
-or with ``--json`` one JSON object holding both. The table fits the terminal: below 150 columns
+relative error), the out-of-sample summary per group (:func:`gpucomm.model.validation.summarize`),
+the error of each bundled sweep by size band, in- and out-of-sample apart
+(:func:`gpucomm.model.validation.sweep_bands`), and the model issue's targets with what the model
+reaches (:func:`gpucomm.model.validation.targets`); with ``--json`` one JSON object holding them all. The table fits the terminal: below 150 columns
 the group and algorithm columns are left out. Pure Python: no torch, plotly or pandas.
 """
 
@@ -42,13 +44,16 @@ def run(args: argparse.Namespace) -> int:
     """Print the validation tables (or ``--json``); return 0."""
     import shutil
 
-    from gpucomm.model.validation import summarize, validate
+    from gpucomm.model.validation import summarize, sweep_bands, targets, validate
 
     results = validate()
     summary = summarize(results)
+    bands, goals = sweep_bands(results), targets(results)
     if args.json:
         print_json({"results": [dict(r.__dict__, error=r.error) for r in results],
-                    "summary": [dict(s.__dict__, target=s.target) for s in summary]})
+                    "summary": [dict(s.__dict__, target=s.target) for s in summary],
+                    "sweep_bands": [dict(b.__dict__) for b in bands],
+                    "targets": [dict(t.__dict__) for t in goals]})
         return 0
     width = shutil.get_terminal_size((200, 24)).columns  # the terminal's width, or $COLUMNS; 200 when piped
     shown = [r for r in results if args.all or not r.label.endswith(" sweep")]
@@ -71,4 +76,11 @@ def run(args: argparse.Namespace) -> int:
                   f"{s.median_factor:.2f}x", f"{s.worst_factor:.2f}x", s.target,
                   "" if s.within_target is None else f"{s.within_target} of {s.count}") for s in summary],
                 width=width)
+    print_table("sweeps by size band (points with busbw >= 1 GB/s)",
+                ("sweep", "band", "sample", "points", "median |error|", "worst |error|", "within 15 %"),
+                [(b.sweep, b.band, "in (fitted)" if b.in_sample else "out", str(b.count),
+                  f"{100 * b.median_abs_error:.1f} %", f"{100 * b.worst_abs_error:.0f} %", f"{b.share_within:.0%}")
+                 for b in bands], right_aligned=("points", "median |error|", "worst |error|", "within 15 %"), width=width)
+    print_table("the model issue's targets (out-of-sample)", ("target", "reached", "met"),
+                [(t.name, t.reached, "yes" if t.met else "no") for t in goals], width=width)
     return 0

@@ -33,6 +33,7 @@ nccl-tests ``doc/PERFORMANCE.md`` (busbw), NCCL ``src/graph/tuning.cc`` (protoco
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 
@@ -41,13 +42,36 @@ from gpucomm.model.collectives import REGISTRY, busbw_factor, check_collective, 
 from gpucomm.model.fabric import Fabric, as_fabric, make_fabric
 from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link
 from gpucomm.model.hardware import calibration as cal
+from gpucomm.model import nccl_tuner as nt
+from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION, comm_and_table, parse_nccl_version
 
-ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "hierarchical")
-PROTOCOLS = ("LL", "Simple")
-NCCL_ALGORITHMS = ("ring", "nvls", "hierarchical")
-"""What ``auto`` chooses from: the algorithms NCCL itself uses for these cases. NCCL's tree is a
-double binary tree *across nodes*; inside a node it is a chain (same steps as the ring, twice the
-bytes), which never beats the ring, so ``auto`` does not take the textbook ``tree`` inside a node."""
+ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "nvls_tree", "collnet_direct",
+              "collnet_chain", "pat", "hierarchical")
+PROTOCOLS = ("LL", "LL128", "Simple")
+NCCL_ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain", "pat")
+"""The algorithms of NCCL's tuner (:data:`gpucomm.model.nccl_tuner.ALGORITHMS`): for the collectives the tuner
+models (:data:`gpucomm.model.nccl_tuner.COLLECTIVES`), ``auto`` is NCCL's own choice
+(:func:`gpucomm.model.nccl_tuner.choose`) and each of these names is NCCL's estimate for it plus the terms
+outside NCCL (:data:`LAUNCH_MODES`, the ramp and pipeline fill). ``one_shot``, ``two_shot`` and ``rhd`` are not
+NCCL (custom all-reduce as vLLM/TensorRT-LLM run it, a textbook algorithm) and stay alpha-beta;
+``hierarchical`` is an explicit schedule, not NCCL's default."""
+
+NOT_NCCL = {"one_shot": "not NCCL: custom all-reduce as vLLM/TensorRT-LLM run it (alpha-beta)",
+            "two_shot": "not NCCL: custom all-reduce as vLLM/TensorRT-LLM run it (alpha-beta)",
+            "rhd": "not NCCL: recursive halving-doubling (alpha-beta)",
+            "hierarchical": "not NCCL's default: the explicit intra/inter-node schedule (alpha-beta)"}
+"""What each algorithm outside NCCL's tuner is, as ``CollectiveCost.note`` says it."""
+
+LAUNCH_MODES = ("eager", "graph")
+"""How the collective is launched: ``eager`` (one launch per call, as nccl-tests without -G) or ``graph``
+(captured in a CUDA graph); :data:`~gpucomm.model.hardware.calibration.LAUNCH_S` gives the term."""
+
+PROTOCOL_STEP_DATA_BYTES = {"LL": 8 * 512 * 8 * 16 // 8 // 2, "LL128": 120 * 640 * 8 * 8 // 8 * 120 // 128,
+                            "Simple": (1 << 22) // 8}
+"""Data bytes of one step of each protocol's buffer: the buffer divided by ``NCCL_STEPS`` (8), data only.
+LL: ``NCCL_LL_LINES_PER_THREAD`` 8 x ``NCCL_LL_MAX_NTHREADS`` 512 x 8 steps x 16-byte lines, half of them flags;
+LL128: ``NCCL_LL128_ELEMS_PER_THREAD`` 120 x ``NCCL_LL128_MAX_NTHREADS`` 640 x 8 steps x 8 bytes, 120 of 128 data;
+Simple: ``DEFAULT_BUFFSIZE`` 4 MiB (``src/include/device.h`` and ``src/init.cc`` at NCCL v2.30.7-1)."""
 
 MAX_MSG_BYTES = 1 << 50  # 1 PiB: anything larger is a typo, not a collective
 
@@ -191,6 +215,19 @@ class CollectiveCost:
     algbw_bytes_per_s: float
     busbw_bytes_per_s: float
     num_nodes: int = 1
+    launch_s: float = 0.0
+    """The launch part of ``time_s`` (:data:`LAUNCH_MODES`); 0 for the alpha-beta algorithms, whose latency holds it."""
+    launch: str = "eager"
+    nccl_version: str = ""
+    """The NCCL release followed (``"2.30.7"``), empty where the time is not NCCL's estimate."""
+    nccl_time_s: float | None = None
+    """NCCL's own estimate of the chosen pair (``ncclTopoGetAlgoTime``), None outside NCCL's tuner."""
+    num_channels: int | None = None
+    """Channels NCCL runs for this size (``topoGetAlgoInfo``), None outside NCCL's tuner."""
+    alternatives: tuple = ()
+    """Every (algorithm, protocol, NCCL's estimate in s) NCCL considers for this call, fastest first."""
+    note: str = ""
+    """Where the number comes from: NCCL's tuner plus fitted terms, or why it is not NCCL."""
 
     def as_dict(self) -> dict:
         """A plain dict, with GB/s keys added for people (1 GB/s = 1e9 B/s).
@@ -201,6 +238,7 @@ class CollectiveCost:
             Every field, plus ``algbw_gb_per_s`` and ``busbw_gb_per_s``.
         """
         out = asdict(self)
+        out["alternatives"] = [{"algorithm": a, "protocol": p, "nccl_time_s": t} for a, p, t in self.alternatives]
         out["algbw_gb_per_s"] = self.algbw_bytes_per_s / 1e9
         out["busbw_gb_per_s"] = self.busbw_bytes_per_s / 1e9
         return out
@@ -419,8 +457,55 @@ def _check_fits(fabric: Fabric, per_node: int) -> None:
                                "or 2 GPUs")
 
 
+@functools.lru_cache(maxsize=1024)
+def _nccl_plan(fabric: Fabric, n: int, nccl_version: tuple, collective: str) -> tuple:
+    """(comm, table, the (algorithm, protocol) pairs NCCL considers for this collective): none depends on the size
+    (which pairs are enabled is fixed per communicator, ``ncclTopoTuneModel``), so a sweep computes them once."""
+    comm, table = comm_and_table(fabric, n, nccl_version)
+    return comm, table, tuple(nt.cost_table_s(comm, table, collective, 1 << 20))
+
+
+def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: str, protocol: str,
+               nccl_version: tuple) -> tuple:
+    """NCCL's choice and estimate, plus the ramp and pipeline fill it leaves out.
+
+    Returns (algorithm, protocol, latency_s, transfer_s, nccl_time_s, channels, alternatives): the latency is the
+    tuner's times :data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`; the transfer is the tuner's
+    ``nBytes / bw`` on the channels NCCL runs at this size (:func:`~gpucomm.model.nccl_tuner.channels_and_threads`:
+    few channels for small messages, where the tuner assumed all) plus, for Ring, the pipeline fill
+    (:data:`~gpucomm.model.hardware.calibration.PIPELINE_FILL_FRACTION` of one protocol step per hop)."""
+    comm, table, candidates = _nccl_plan(fabric, n, nccl_version, collective)
+    times = {k: nt.algo_time_s(comm, table, collective, k[0], k[1], size) for k in candidates} if n > 1 \
+        else nt.cost_table_s(comm, table, collective, size)
+    pick = {k: t for k, t in times.items() if (algorithm == "auto" or k[0] == algorithm)
+            and (protocol == "auto" or k[1] == protocol)}
+    if not pick:
+        on = ", ".join(sorted({a for a, _ in times})) or "none"
+        raise GpucommError(f"NCCL {'.'.join(map(str, nccl_version))} does not run {collective} with algorithm "
+                           f"{algorithm!r}, protocol {protocol!r} on {fabric.link.key!r} ({fabric.topology}, {n} GPUs): expected one of {on}")
+    alternatives = tuple(sorted(((a, p, t) for (a, p), t in times.items()), key=lambda x: x[2]))
+    # strict '<' in NCCL's index order: ties keep the first (topoGetAlgoInfo)
+    a, p = min(pick, key=lambda k: (pick[k], nt.ALGORITHMS.index(k[0]), nt.PROTOCOLS.index(k[1])))
+    if n == 1:
+        return a, p, 0.0, 0.0, 0.0, 1, alternatives
+    tuner_lat = table.latency_s[(collective, a, p)]
+    transfer = pick[(a, p)] - tuner_lat
+    channels, _ = nt.channels_and_threads(comm, table, a, p, size)
+    if a in ("ring", "tree"):
+        transfer *= comm.num_channels / channels
+    if a == "ring":
+        bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] / comm.num_channels
+        step_bytes = PROTOCOL_STEP_DATA_BYTES[p]
+        if size / (channels * n) > step_bytes:
+            # a rank's share of a channel spans several steps: the first step crosses n-1 hops before the ring is
+            # full (below one step there is no pipeline, and the n-1 hops are already the bandwidth term)
+            transfer += cal.PIPELINE_FILL_FRACTION.value * (n - 1) * step_bytes / bw_per_channel
+    return a, p, tuner_lat * cal.TUNER_LATENCY_SCALE.value, transfer, pick[(a, p)], channels, alternatives
+
+
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: Fabric | str | Link,
-                    algorithm: str = "auto", protocol: str = "auto") -> CollectiveCost:
+                    algorithm: str = "auto", protocol: str = "auto", launch: str = "eager",
+                    nccl_version: tuple | str = DEFAULT_NCCL_VERSION) -> CollectiveCost:
     """Predict time, algbw and busbw of one collective.
 
     Parameters
@@ -440,8 +525,14 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         One of :data:`ALGORITHMS`. ``auto`` picks the cheapest of :data:`NCCL_ALGORITHMS`
         that apply (NVLS only behind NVLink 4+ switches). Across nodes only ``ring`` (one ring per NIC
         through every GPU) and, for all_reduce, ``hierarchical`` are modelled.
-    protocol : {"auto", "LL", "Simple"}
-        ``auto`` takes the cheaper, as NCCL's tuner does.
+    protocol : {"auto", "LL", "LL128", "Simple"}
+        ``auto`` takes the cheaper, as NCCL's tuner does (LL128 only where NCCL enables it; the alpha-beta
+        algorithms know LL and Simple).
+    launch : {"eager", "graph"}
+        Launch term (:data:`LAUNCH_MODES`): eager as nccl-tests without -G, graph inside a CUDA graph.
+    nccl_version : tuple or str
+        NCCL release followed (default :data:`~gpucomm.model.nccl_fabric.DEFAULT_NCCL_VERSION`): which
+        algorithms and protocols exist and are enabled (NVLS from 2.17, PAT from 2.23, LL128 per architecture).
 
     Returns
     -------
@@ -457,7 +548,11 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
 
     Notes
     -----
-    ``t = alpha + wire_bytes / B`` per protocol (module docstring); ``algbw = S / t`` and
+    For broadcast, reduce, all_gather, reduce_scatter and all_reduce with ``auto`` or an NCCL algorithm, the
+    choice and its estimate are NCCL's tuner (:mod:`gpucomm.model.nccl_tuner` on the communicator of
+    :func:`gpucomm.model.nccl_fabric.fabric_to_comm`), and ``time = launch + latency + transfer`` adds the
+    terms NCCL leaves out (:func:`_nccl_cost`). Otherwise (all_to_all, send_recv, the algorithms of
+    :data:`NOT_NCCL`) ``t = alpha + wire_bytes / B`` per protocol (module docstring). ``algbw = S / t`` and
     ``busbw = algbw * busbw_factor`` exactly as nccl-tests defines them.
 
     Examples
@@ -467,7 +562,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
 
     >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, fabric="nvlink3")
     >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
-    (613, 'ring', 'Simple')
+    (563, 'ring', 'Simple')
     """
     check_collective(collective)
     n = check_num_ranks(num_ranks, maximum=100_000)
@@ -476,6 +571,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         raise GpucommError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
     if protocol != "auto" and protocol not in PROTOCOLS:
         raise GpucommError(f"unknown protocol {protocol!r}: expected auto or one of {', '.join(PROTOCOLS)}")
+    if launch not in LAUNCH_MODES:
+        raise GpucommError(f"unknown launch mode {launch!r}: expected one of {', '.join(LAUNCH_MODES)}")
+    nccl_version = parse_nccl_version(nccl_version)
     fabric = as_fabric(fabric)
     if n % fabric.num_nodes:
         raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
@@ -483,17 +581,30 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     if fabric.inter_socket is not None and fabric.topology == "pairs" and n // fabric.num_nodes <= 2:
         raise GpucommError(f"inter-socket link {fabric.inter_socket!r} with {n} GPUs of a bridged pair: their traffic stays "
                            "on the NVLink bridge; expected more than 2 GPUs per node, or no inter-socket link")
-    if algorithm != "auto" and algorithm not in ALGORITHMS_FOR[collective]:
+    uses_nccl = collective in nt.COLLECTIVES and (algorithm == "auto" or (algorithm in NCCL_ALGORITHMS and (
+        algorithm in nt.ALGORITHMS_FOR[collective])))
+    if algorithm != "auto" and algorithm not in ALGORITHMS_FOR[collective] and not uses_nccl:
         raise GpucommError(f"algorithm {algorithm!r} does not implement {collective}: expected one of "
                            f"auto, {', '.join(ALGORITHMS_FOR[collective])}")
     multi_node = fabric.num_nodes > 1
     if algorithm == "hierarchical" and not multi_node:
         raise GpucommError("algorithm 'hierarchical' needs several nodes: expected --nodes 2 or more")
-    if multi_node and algorithm not in ("auto", "hierarchical", "ring"):
+    if multi_node and algorithm not in ("auto", "hierarchical", "ring") and not uses_nccl:
         accepted = "auto, ring or hierarchical" if collective == "all_reduce" else "auto or ring"
         raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected {accepted}")
 
-    if multi_node:
+    note, nccl_time, channels, alternatives, launch_s = NOT_NCCL.get(algorithm, "alpha-beta"), None, None, (), 0.0
+    if uses_nccl:
+        algo, proto, latency_s, transfer_s, nccl_time, channels, alternatives = _nccl_cost(
+            collective, size, n, fabric, algorithm, protocol, nccl_version)
+        launch_s = cal.LAUNCH_S[launch].value
+        note = (f"NCCL {'.'.join(map(str, nccl_version))} tuner's choice and estimate; fitted terms added: launch "
+                f"({launch}), latency x{cal.TUNER_LATENCY_SCALE.value:g}, channel ramp, ring pipeline fill")
+        if not fabric.p2p:
+            note += "; bandwidth input: the host-staged calibration (NCCL's tuner has no host-staging model)"
+        if multi_node:
+            note += "; NIC rate x the network efficiency calibration"
+    elif multi_node:
         options = []
         if collective == "all_reduce" and algorithm in ("auto", "hierarchical"):
             options.append(_hierarchical_cost(size, n, fabric, protocol))
@@ -503,13 +614,14 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     else:
         if algorithm == "auto":
             nvls_min = cal.NVLS_MIN_RANKS.get(fabric.link.key)
-            candidates = [a for a in NCCL_ALGORITHMS if a in ALGORITHMS_FOR[collective] and a != "hierarchical"
+            # all_to_all and send_recv are not in NCCL's tuner: the cheaper of ring and NVLS, as before
+            candidates = [a for a in ("ring", "nvls") if a in ALGORITHMS_FOR[collective]
                           and (a != "nvls" or (fabric.nvls_capable and nvls_min is not None and n >= nvls_min.value))]
         else:
             candidates = [algorithm]
         options = [_single_node_cost(collective, size, n, fabric, a, protocol) for a in candidates]
         algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
-    time_s = latency_s + transfer_s
+    time_s = latency_s + transfer_s + launch_s
     if time_s <= 0:  # one rank, nothing to move: NCCL still launches a kernel
         latency_s = time_s = cal.LL_BASE_LATENCY_S.value
     algbw = size / time_s
@@ -518,6 +630,8 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         collective=collective, algorithm=algo, protocol=proto, link=fabric.link.key, p2p=fabric.p2p, num_ranks=n,
         msg_bytes=size, time_s=time_s, latency_s=latency_s, transfer_s=transfer_s, bus_bytes=size * factor,
         algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * factor, num_nodes=fabric.num_nodes,
+        launch_s=launch_s, launch=launch, nccl_version=".".join(map(str, nccl_version)) if uses_nccl else "",
+        nccl_time_s=nccl_time, num_channels=channels, alternatives=alternatives, note=note,
     )
 
 
@@ -549,7 +663,7 @@ def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, fabric: Fabric | str | 
     Examples
     --------
     >>> round(all_reduce_time_s(64 * 2**20, 4, fabric=make_fabric("pcie4", p2p=False)) * 1e3, 1)
-    9.9
+    10.3
     """
     return collective_cost("all_reduce", msg_bytes, num_ranks=num_ranks, fabric=fabric, algorithm=algorithm,
                            protocol=protocol).time_s

@@ -1,13 +1,16 @@
 """The model against published measurements: every case, predicted vs measured, and summary figures.
 
 Each case of ``gpucomm/data/cases.csv`` (and each size of the two bundled sweeps) is mapped
-below to the model inputs that describe its hardware. Cases whose numbers were used to
-fit a calibration parameter are marked ``in_sample``: they show the fit, not a prediction.
-Run ``gpucomm validate`` to print the table.
+below to the model inputs that describe its hardware, with the NCCL release the source states
+(the model follows that release's tuner, :mod:`gpucomm.model.nccl_tuner`). Cases whose numbers
+were used to fit a parameter are marked ``in_sample``: they show the fit, not a prediction.
+:func:`sweep_bands` gives the error per sweep and size band, :func:`targets` the project's
+acceptance figures. Run ``gpucomm validate`` to print the tables.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -17,6 +20,7 @@ from gpucomm.model.fabric import Fabric, make_fabric
 from gpucomm.model.hardware import get_inter_socket_link
 from gpucomm.model.hardware.gpus import bridge_link
 from gpucomm.model.measurements import case, llama70b_tp4_4xa100, read_bundled_csv
+from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION
 
 GROUPS = ("nvlink_large", "pcie_large", "network_large", "small_latency")
 """large-message busbw on NVLink/NVSwitch, on PCIe and across nodes (collectives other than the all_reduce
@@ -27,8 +31,20 @@ SMALL_MESSAGE_MAX_BYTES = 64 * 2**10
 ``sweep`` group."""
 
 TARGETS = {"nvlink_large": ("error", 0.15), "pcie_large": ("error", 0.40), "small_latency": ("factor", 2.0)}
-"""What a group's prediction should reach (the project's acceptance figures): |error| below 15 % for
-large-message busbw on NVLink/NVSwitch, below 40 % on PCIe, within a factor of 2 for small-message time."""
+"""What a group's prediction should reach (the project's acceptance figures, and the band ``gpucomm doctor`` holds a
+node to): |error| below 15 % for large-message busbw on NVLink/NVSwitch, below 40 % on PCIe, within a factor of 2
+for small-message time."""
+
+ISSUE_TARGETS = {"nvlink_large": ("error", 0.10), "pcie_large": ("error", 0.30), "small_latency": ("factor", 1.5)}
+"""The model issue's tighter figures, which :func:`targets` reports: |error| below 10 % for large messages on
+NVLink/NVSwitch, below 30 % on PCIe, within a factor of 1.5 for messages up to 64 KiB."""
+
+BANDS = (("< 1 MiB", 0, 2**20), ("1-64 MiB", 2**20, 64 * 2**20), (">= 64 MiB", 64 * 2**20, float("inf")))
+"""Size bands of :func:`sweep_bands`: (name, lowest bytes, bytes above the band)."""
+
+SWEEP_TARGETS = {"within": 0.15, "share_within": 0.80, "median": 0.08, "band_median": 0.12, "min_busbw_gb_per_s": 1.0}
+"""The model issue's figures for out-of-sample sweep points with busbw >= 1 GB/s: at least 80 % of them within
+15 %, median |error| <= 8 %, each band's median <= 12 %."""
 
 
 def _socket_gb(key: str, *, nccl: bool = False) -> float:
@@ -54,23 +70,24 @@ class Case:
     row: str | None = None  # the cases.csv id when several cases come from one row (default: case_id)
     collective: str = "all_reduce"
     algorithm: str = "auto"
+    nccl_version: str | None = None  # overrides the release cases.csv states (None: that one, else the model's default)
 
 
 CASES = (
-    Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", make_fabric("nvlink3"), in_sample=True,
-         why="ring efficiency of NVLink 3.0 is this measurement"),
+    Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", make_fabric("nvlink3")),
     Case("C17", "nvlink_large", "busbw", "Azure ND A100 v4, 8 GPUs, 8 GiB", make_fabric("nvlink3"), msg_bytes=8 * 2**30),
-    Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", make_fabric("nvlink4"), in_sample=True,
-         why="ring efficiency of NVLink 4.0 is this measurement"),
+    Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", make_fabric("nvlink4")),
     Case("C11", "nvlink_large", "busbw", "8x H100, ring, 4 GiB", make_fabric("nvlink4"), algorithm="ring", measured=367.5),
     *(Case(f"C11n{n}", "nvlink_large", "busbw", f"{n}x H100, NVLS, 2-4 GiB", make_fabric("nvlink4"), algorithm="nvls",
-           measured=busbw, num_ranks=n, msg_bytes=4 * 2**30, row="C11")
+           measured=busbw, num_ranks=n, msg_bytes=4 * 2**30, row="C11", nccl_version="2.21.5",
+           why="NCCL release not stated (NGC container); issue #1455 is from 2024, so the NVLS formula of 2.19-2.27 "
+               "(2.21.5 here): 2.28 changed it, and 2.30.7's gives 299 GB/s for 5 GPUs")
       for n, busbw in ((5, 420), (6, 440), (7, 460))),
     Case("C10", "nvlink_large", "busbw", "8x H100, NVLS (maintainer's figure)", make_fabric("nvlink4"), msg_bytes=16 * 2**30),
-    Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", make_fabric("nvlink4"), in_sample=True,
-         why="NVLS efficiency is this measurement"),
+    Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", make_fabric("nvlink4")),
     Case("C14", "nvlink_large", "busbw", "8x H200, NVLS, 8 GiB", make_fabric("nvlink4")),
-    Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", make_fabric(bridge_link("a40"))),
+    Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", make_fabric(bridge_link("a40")),
+         why="NCCL plans the A40 bridge at 4 NVLinks x 12 GB/s (sm86, topo.h): 40 GB/s busbw, the bridge reached 48"),
     Case("C28", "nvlink_large", "busbw", "2x RTX 2080 Ti with NVLink bridge, 128 MiB (NCCL 2.6)",
          make_fabric(bridge_link("rtx_2080_ti")),
          why="old NCCL (2.6, 2020) and an old nccl-tests output whose size column is twice count x 4 bytes: by "
@@ -112,7 +129,7 @@ CASES = (
          why="the model gives the same staged rate for 4 and 8 GPUs; the host gives 4 GPUs more (fewer flows through "
              "host memory, or all 4 on one socket: the issue does not say which)"),
     Case("P06", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 3 PCIe 5.0 switches, one CPU", make_fabric("pcie5"),
-         in_sample=True, why="PCIe P2P ring efficiency is this measurement (NCCL_MIN_NCHANNELS=8)"),
+         why="NCCL_MIN_NCHANNELS=8 on this host"),
     Case("P07", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 4 PCIe 5.0 switches, one CPU", make_fabric("pcie5")),
     Case("M01", "network_large", "busbw", "all_gather, 2 nodes x 8 B200, 8x 400 Gb/s RoCE, 8 GiB",
          make_fabric("nvlink5", num_nodes=2, network="eth_400g"), collective="all_gather"),
@@ -123,16 +140,14 @@ CASES = (
          make_fabric("nvlink4", num_nodes=2, network="eth_200g", nics_per_node=4), collective="all_gather",
          why="GPUDirect-TCPX, the first generation of Google's TCP transport: it reaches about half of what the "
              "network efficiency (fitted on its successor TCPXO, C08) gives"),
-    Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", make_fabric("nvlink3"), algorithm="ring",
-         in_sample=True, why="LL latency line is fitted to this table"),
-    Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3")),
-    Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", make_fabric("pcie4", p2p=False),
-         in_sample=True, why="host-staged step latency is fitted to this point"),
+    Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", make_fabric("nvlink3"), algorithm="ring"),
+    Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3"),
+         why="the tuner-latency scale (fitted on NVLink A100) doubles NCCL's PCI step latency, which this PCIe switch beats"),
+    Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", make_fabric("pcie4", p2p=False)),
     Case("C29", "small_latency", "time", "2x DGX Spark over one 200 Gb/s RoCE link, 8 KiB",
-         make_fabric("nvlink5", num_nodes=2, network="eth_200g"), in_sample=True,
-         why="network step latency is fitted to this point"),
+         make_fabric("nvlink5", num_nodes=2, network="eth_200g")),
     Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", make_fabric("pcie5"), measured=25.47,
-         msg_bytes=8),
+         msg_bytes=8, why="as C41: NCCL's PCI step latency (1 us per LL step), doubled by the scale fitted on NVLink"),
     Case("C08s", "small_latency", "time", "2 nodes x 8 H100 over GPUDirect-TCPXO, 8 B",
          make_fabric("nvlink4", num_nodes=2, network="eth_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
          why="TCPXO moves data through a host-side TCP stack: ~120 us floor, not in the model"),
@@ -152,6 +167,11 @@ class Result:
     algorithm: str
     in_sample: bool
     why: str
+    msg_bytes: int = 0
+    sweep: str = ""
+    """The bundled sweep the point belongs to (empty for a case)."""
+    busbw_gb_per_s: float = 0.0
+    """Measured busbw of the point, GB/s (the sweeps' filter: points below 1 GB/s are left out of the targets)."""
 
     @property
     def error(self) -> float:
@@ -164,36 +184,46 @@ class Result:
         return max(self.predicted / self.measured, self.measured / self.predicted)
 
 
+def _stated_version(text: str) -> str | None:
+    """The first ``2.x.y`` in a cases.csv ``nccl_version`` cell, or None when it states none."""
+    found = re.search(r"\b2\.\d+\.\d+\b", text or "")
+    return found.group(0) if found else None
+
+
 def _predict(c: Case) -> Result:
     row = case(c.row or c.case_id.rstrip("s"))
     n = c.num_ranks or int(row["n_gpus"])
     size = c.msg_bytes or int(row["bytes"])
-    cost = collective_cost(c.collective, size, num_ranks=n, fabric=c.fabric, algorithm=c.algorithm)
+    version = c.nccl_version or _stated_version(row.get("nccl_version", "")) or DEFAULT_NCCL_VERSION
+    cost = collective_cost(c.collective, size, num_ranks=n, fabric=c.fabric, algorithm=c.algorithm,
+                           nccl_version=version)
     if c.metric == "busbw":
         measured = c.measured if c.measured is not None else float(row["busbw_GBps"])
         predicted = cost.busbw_bytes_per_s / 1e9
     else:
         measured = c.measured if c.measured is not None else float(row["time_us"])
         predicted = cost.time_s * 1e6
-    return Result(c.case_id, c.group, c.label, c.metric, measured, predicted, cost.algorithm, c.in_sample, c.why)
+    return Result(c.case_id, c.group, c.label, c.metric, measured, predicted, cost.algorithm, c.in_sample, c.why,
+                  msg_bytes=size)
 
 
-def _sweep(name: str, label: str, link: str, min_bytes: int, fitted: tuple[int, int], fitted_why: str) -> list[Result]:
-    """Every size of a bundled sweep from ``min_bytes``; sizes in ``fitted`` (inclusive) and the largest were used to
-    fit calibration parameters, so they are marked in-sample."""
+def _sweep(name: str, label: str, link: str, min_bytes: int, fitted_below_bytes: int, fitted_why: str,
+           nccl_version: str) -> list[Result]:
+    """Every size of a bundled sweep from ``min_bytes``; sizes below ``fitted_below_bytes`` were used to fit
+    parameters, so they are marked in-sample (0: the whole sweep is out of sample)."""
     rows, _ = read_bundled_csv(name)
-    largest = max(int(r["bytes"]) for r in rows)
     out = []
     for r in rows:
         size, n, busbw = int(r["bytes"]), int(r["n_gpus"]), float(r["busbw_GBps"])
         if size < min_bytes:
             continue
-        cost = collective_cost("all_reduce", size, num_ranks=n, fabric=link)
+        cost = collective_cost("all_reduce", size, num_ranks=n, fabric=link, nccl_version=nccl_version)
         measured_us = size * busbw_factor("all_reduce", n) / (busbw * 1e9) * 1e6
         group = "small_latency" if size <= SMALL_MESSAGE_MAX_BYTES else "sweep"
-        in_sample = fitted[0] <= size <= fitted[1] or size == largest
+        in_sample = size < fitted_below_bytes
         out.append(Result(f"{label} {r.get('size_label') or r.get('payload')}", group, f"{label} sweep", "time",
-                          measured_us, cost.time_s * 1e6, cost.algorithm, in_sample, fitted_why if in_sample else ""))
+                          measured_us, cost.time_s * 1e6, cost.algorithm, in_sample, fitted_why if in_sample else "",
+                          msg_bytes=size, sweep=label, busbw_gb_per_s=busbw))
     return out
 
 
@@ -212,12 +242,12 @@ def validate() -> list[Result]:
         model inputs :func:`gpucomm.model.cost.collective_cost` rejects (``tests/test_validation.py`` runs it).
     """
     results = [_predict(c) for c in CASES]
-    # calibration.SIMPLE_LATENCY_S is the median start-up cost of the Azure sweep over 16 MiB-1 GiB, with its 8 GiB
-    # busbw as the peak; NVLS_LATENCY_S comes from the H200 sweep over 2 MiB-1 GiB, NVLS_EFFICIENCY from its 16 GiB row
-    results += _sweep("azure_a100_allreduce_busbw.csv", "Azure A100x8", "nvlink3", 1024, (16 * 2**20, 2**30),
-                      "Simple-protocol start-up latency (16 MiB-1 GiB) and peak busbw (8 GiB) are fitted on this sweep")
-    results += _sweep("mleng_8xH200_torch_allreduce.csv", "H200x8", "nvlink4", 32 * 2**10, (2 * 2**20, 2**30),
-                      "NVLS latency (2 MiB-1 GiB) and NVLS efficiency (16 GiB) are fitted on this sweep")
+    # calibration.TUNER_LATENCY_SCALE and PIPELINE_FILL_FRACTION are fitted on the Azure sweep below 64 MiB; nothing
+    # is fitted on the H200 sweep (NCCL versions as the sources state: 2.18.5 on Azure, 2.27.7 with torch on H200)
+    results += _sweep("azure_a100_allreduce_busbw.csv", "Azure A100x8", "nvlink3", 1024, 64 * 2**20,
+                      "the tuner-latency scale and the pipeline-fill fraction are fitted on this sweep below 64 MiB",
+                      "2.18.5")
+    results += _sweep("mleng_8xH200_torch_allreduce.csv", "H200x8", "nvlink4", 32 * 2**10, 0, "", "2.27.7")
     return results
 
 
@@ -272,4 +302,103 @@ def summarize(results: list[Result]) -> list[Summary]:
         facs = [r.factor for r in rs]
         within = sum(_meets(r, TARGETS[group]) for r in rs) if group in TARGETS else None
         out.append(Summary(group, len(rs), statistics.median(errs), max(errs), statistics.median(facs), max(facs), within))
+    return out
+
+
+def _band(size: int) -> str:
+    return next(name for name, low, high in BANDS if low <= size < high)
+
+
+@dataclass(frozen=True)
+class BandSummary:
+    """Error of one sweep in one size band, in- or out-of-sample."""
+
+    sweep: str
+    band: str
+    in_sample: bool
+    count: int
+    """Points with busbw >= ``SWEEP_TARGETS["min_busbw_gb_per_s"]``."""
+    median_abs_error: float
+    worst_abs_error: float
+    share_within: float
+    """Share of the points within ``SWEEP_TARGETS["within"]`` (15 %)."""
+
+
+def sweep_bands(results: list[Result]) -> list[BandSummary]:
+    """Per bundled sweep, per size band (:data:`BANDS`), in- and out-of-sample apart: the error of the points
+    whose measured busbw reaches 1 GB/s.
+
+    Parameters
+    ----------
+    results : list of Result
+        As :func:`validate` returns them.
+
+    Returns
+    -------
+    list of BandSummary
+        In sweep order, then band order, out-of-sample before in-sample; empty cells left out.
+    """
+    floor = SWEEP_TARGETS["min_busbw_gb_per_s"]
+    out = []
+    for sweep in dict.fromkeys(r.sweep for r in results if r.sweep):
+        for band, _, _ in BANDS:
+            for in_sample in (False, True):
+                rs = [r for r in results if r.sweep == sweep and _band(r.msg_bytes) == band
+                      and r.in_sample == in_sample and r.busbw_gb_per_s >= floor]
+                if rs:
+                    errs = [abs(r.error) for r in rs]
+                    out.append(BandSummary(sweep, band, in_sample, len(rs), statistics.median(errs), max(errs),
+                                           sum(e <= SWEEP_TARGETS["within"] for e in errs) / len(errs)))
+    return out
+
+
+@dataclass(frozen=True)
+class Target:
+    """One acceptance figure of the model issue, what the model reaches, and whether that meets it."""
+
+    name: str
+    reached: str
+    met: bool
+
+
+def targets(results: list[Result]) -> list[Target]:
+    """The model issue's acceptance figures against :func:`validate`'s results, out-of-sample points only.
+
+    Parameters
+    ----------
+    results : list of Result
+        As :func:`validate` returns them.
+
+    Returns
+    -------
+    list of Target
+        Sweep points with busbw >= 1 GB/s (share within 15 %, median, each band's median), large messages on
+        NVLink/NVSwitch (10 %) and PCIe (30 %), small messages (<= 64 KiB) within a factor of 1.5.
+    """
+    floor = SWEEP_TARGETS["min_busbw_gb_per_s"]
+    pts = [r for r in results if r.sweep and not r.in_sample and r.busbw_gb_per_s >= floor]
+    errs = [abs(r.error) for r in pts]
+    out = []
+    if errs:
+        share = sum(e <= SWEEP_TARGETS["within"] for e in errs) / len(errs)
+        med = statistics.median(errs)
+        out.append(Target(f"sweep points within 15 % (>= {SWEEP_TARGETS['share_within']:.0%})",
+                          f"{share:.0%} of {len(errs)}", share >= SWEEP_TARGETS["share_within"]))
+        out.append(Target(f"sweep median |error| (<= {SWEEP_TARGETS['median']:.0%})", f"{med:.1%}",
+                          med <= SWEEP_TARGETS["median"]))
+        for band, _, _ in BANDS:
+            b = [abs(r.error) for r in pts if _band(r.msg_bytes) == band]
+            if b:
+                m = statistics.median(b)
+                out.append(Target(f"sweep median |error| {band} (<= {SWEEP_TARGETS['band_median']:.0%})",
+                                  f"{m:.1%} ({len(b)} points)", m <= SWEEP_TARGETS["band_median"]))
+    for group in ("nvlink_large", "pcie_large", "small_latency"):
+        rs = [r for r in results if r.group == group and not r.in_sample and not r.sweep]
+        if group == "small_latency":
+            rs += [r for r in results if r.sweep and not r.in_sample and r.msg_bytes <= SMALL_MESSAGE_MAX_BYTES]
+        if rs:
+            ok = sum(_meets(r, ISSUE_TARGETS[group]) for r in rs)
+            kind, value = ISSUE_TARGETS[group]
+            what = f"|error| < {value:.0%}" if kind == "error" else f"within {value:g}x"
+            out.append(Target(f"{group}: every case {what}", f"{ok} of {len(rs)}", ok == len(rs)))
     return out

@@ -82,7 +82,9 @@ LL_BW_FRACTION = Parameter(
 SIMPLE_LATENCY_S = Parameter(
     "simple_latency_s", 183e-6, "s",
     "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
-    "Start-up cost of the bandwidth-optimised (Simple) protocol: the median of t - S_bus/B_peak over 16 MiB..1 GiB of the "
+    "Intercept of the alpha-beta fit for the Simple protocol (not a start-up latency: it stands for the channel ramp "
+    "and pipeline fill that a line through mid sizes absorbs), used only by the algorithms NCCL does not run (one_shot, "
+    "two_shot, rhd) and the explicit hierarchical schedule: the median of t - S_bus/B_peak over 16 MiB..1 GiB of the "
     "Azure ND A100 v4 8-GPU busbw sweep (case C17), with B_peak its 8 GiB busbw. In Hockney's terms alpha = n_1/2 / B: "
     "the message size at which half the peak busbw is reached is alpha x B (~40 MB on A100). NCCL's tuner assumes "
     "far less (8.4 us base, src/graph/tuning.cc), because channel ramp-up and pipelining are not in its latency term.")
@@ -137,6 +139,36 @@ NET_STEP_LATENCY_S = Parameter(
     "hardware latency per network step (src/graph/tuning.cc). GPUDirect-TCPXO (case C08) is much slower (~120 us floor).")
 
 
+TUNER_LATENCY_SCALE = Parameter(
+    "tuner_latency_scale", 2.0, "multiple of NCCL's tuner latency",
+    "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
+    "NCCL's tuner latency (base + per-step hardware latency, src/graph/tuning.cc) ranks alternatives; measured small "
+    "all_reduce times are about twice it. Fitted on the Azure ND A100 v4 8-GPU sweep below 64 MiB (case C17, "
+    "in-sample: predicted/measured median 0.37 -> 1.00 below 1 MiB); the 8x H200 sweep is out of sample (0.41 -> 1.10).")
+
+PIPELINE_FILL_FRACTION = Parameter(
+    "pipeline_fill_fraction", 0.35, "fraction of one protocol step per ring hop",
+    "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/include/device.h",
+    "Ring pipeline fill, outside NCCL's tuner: when a rank's share of a channel spans more than one step of the "
+    "protocol's buffer (Simple: 4 MiB / NCCL_STEPS 8 = 512 KiB), the first step crosses n-1 hops before every GPU of "
+    "the ring is busy. A full step per hop overshoots the Azure A100 mid band (1.36x, the proposal's own experiment "
+    "overshot at 256-512 MiB); 0.35 of a step is fitted on the Llama-3-70B article's 64 MiB all_reduce on 4x A100 "
+    "NVLink (603 us, in-sample) and checked on the Azure sweep's sizes from 64 MiB (out of sample).")
+
+LAUNCH_S = {
+    "eager": Parameter(
+        "launch_eager_s", 3.5e-6, "s per call",
+        "https://github.com/NVIDIA/nccl/issues/1984",
+        "Host-side launch of one collective outside a CUDA graph, as nccl-tests runs without -G: a 1 KiB all_reduce "
+        "takes 3.5 us eager against 0.5 us in a CUDA graph (NCCL issue #1984). Not in NCCL's tuner."),
+    "graph": Parameter(
+        "launch_graph_s", 0.5e-6, "s per call",
+        "https://github.com/NVIDIA/nccl/issues/1984",
+        "The same collective captured in a CUDA graph (nccl-tests -G, vLLM/TensorRT-LLM decode): 0.5 us (issue #1984)."),
+}
+"""Launch term per call by launch mode, added to NCCL's estimate (which has none)."""
+
+
 def all_parameters() -> list[Parameter]:
     """Every calibration parameter, for documentation pages and source checks.
 
@@ -148,4 +180,5 @@ def all_parameters() -> list[Parameter]:
     """
     return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
             LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
-            NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S]
+            NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S,
+            TUNER_LATENCY_SCALE, PIPELINE_FILL_FRACTION, *LAUNCH_S.values()]

@@ -234,7 +234,7 @@ def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
     Returns
     -------
     dict
-        ``time_us``, ``alpha_us`` (latency part), ``beta_us`` (bandwidth part), ``busbw_gbs``,
+        ``time_us``, ``alpha_us`` (latency part, the launch term included), ``beta_us`` (bandwidth part), ``busbw_gbs``,
         ``algbw_gbs`` (1 GB/s = 1e9 B/s, per direction), one value per size.
 
     Raises
@@ -248,7 +248,7 @@ def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
         c = collective_cost(inputs.collective, size, num_ranks=inputs.num_ranks, fabric=fabric,
                             algorithm=inputs.algorithm, protocol=inputs.protocol)
         out["time_us"].append(c.time_s * 1e6)
-        out["alpha_us"].append(c.latency_s * 1e6)
+        out["alpha_us"].append((c.latency_s + c.launch_s) * 1e6)  # the size-independent part, launch included
         out["beta_us"].append(c.transfer_s * 1e6)
         out["busbw_gbs"].append(c.busbw_bytes_per_s / 1e9)
         out["algbw_gbs"].append(c.algbw_bytes_per_s / 1e9)
@@ -457,7 +457,9 @@ def collective_update(inputs: CostInputs, sizes: list[int] | None = None) -> Fig
         xs += [sizes if other else []] * 5
         visible += [other is not None] * 5
     summary = (f"{inputs.collective} of {format_size(point.msg_bytes)} on {inputs.label}: "
-               f"{format_time(point.time_s)} = alpha {format_time(point.latency_s)} + beta {format_time(point.transfer_s)}; "
+               f"{format_time(point.time_s)} = alpha {format_time(point.latency_s + point.launch_s)}"
+               + (f" (launch {format_time(point.launch_s)} included)" if point.launch_s else "")
+               + f" + beta {format_time(point.transfer_s)}; "
                f"algbw {point.algbw_bytes_per_s / 1e9:.1f} GB/s, busbw {point.busbw_bytes_per_s / 1e9:.1f} GB/s "
                f"({point.algorithm}, {point.protocol} protocol)")
     times = [ys[0]] + ys[7::5]  # total times of the drawn series (yours, then each compared system)
