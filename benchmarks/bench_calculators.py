@@ -16,7 +16,11 @@ import statistics
 import time
 
 from gpucomm.viz.widgets.calculators import (
-    build_cost_widget, build_generations_widget, build_mesh_widget, build_tp_widget, build_training_widget,
+    build_cost_widget,
+    build_generations_widget,
+    build_mesh_widget,
+    build_tp_widget,
+    build_training_widget,
 )
 
 TARGET_MS = 20.0

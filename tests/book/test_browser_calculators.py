@@ -11,7 +11,6 @@ machine. Server, browser and page-opening fixtures come from ``test_browser.py``
 from __future__ import annotations
 
 import pytest
-
 from test_browser import FIGURE_STATE_JS, base_url, browser, open_page, screenshot, toc_pages  # noqa: F401
 
 pytestmark = pytest.mark.slow

@@ -18,7 +18,6 @@ import re
 from dataclasses import replace
 
 import pytest
-
 from test_browser import HTML, SHOTS, base_url, browser, open_page, toc_pages  # noqa: F401
 
 from gpucomm import GpucommError

@@ -18,8 +18,15 @@ torch = pytest.importorskip("torch")
 
 from gpucomm import GpucommError  # noqa: E402
 from gpucomm.measure import SweepConfig, read_results, run_sweep  # noqa: E402
-from gpucomm.measure.config import (BENCH_COLLECTIVES, CHUNKED_COLLECTIVES, PLACEMENTS, UNSUPPORTED,  # noqa: E402
-                                    check_backend_collective, supported_collectives, sweep_sizes)
+from gpucomm.measure.config import (  # noqa: E402
+    BENCH_COLLECTIVES,
+    CHUNKED_COLLECTIVES,
+    PLACEMENTS,
+    UNSUPPORTED,
+    check_backend_collective,
+    supported_collectives,
+    sweep_sizes,
+)
 from gpucomm.measure.spec import REDUCE_OPS, SPEC_MODULES, get_spec  # noqa: E402
 from gpucomm.model.collectives import busbw_factor  # noqa: E402
 
@@ -241,6 +248,7 @@ def test_reduce_scatter_chunks_differ_so_a_wrong_chunk_is_caught():
 def test_spec_calls_run_on_a_real_one_rank_gloo_group():
     # The torch calls themselves (names and argument order), reduce_scatter included, on 1 rank.
     import torch.distributed as dist
+
     from gpucomm.measure.launch import free_port
 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)

@@ -15,11 +15,19 @@ import pytest
 
 from gpucomm import GpucommError
 from gpucomm.cli import main
-from gpucomm.model.fit import catalog_comparison, fit_regions
-from gpucomm.measure.copy_bandwidth import (COPY_KINDS, GPU_KINDS, HOST_KINDS, PEER_KINDS, catalog_gpu_key,
-                                copy_sizes, expected_copy_bw_bytes_per_s, format_copy_table)
+from gpucomm.measure.copy_bandwidth import (
+    COPY_KINDS,
+    GPU_KINDS,
+    HOST_KINDS,
+    PEER_KINDS,
+    catalog_gpu_key,
+    copy_sizes,
+    expected_copy_bw_bytes_per_s,
+    format_copy_table,
+)
 from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.cost import collective_cost
+from gpucomm.model.fit import catalog_comparison, fit_regions
 from gpucomm.model.hardware import get_gpu, pcie_bw_bytes_per_s
 
 KiB, MiB = 2**10, 2**20

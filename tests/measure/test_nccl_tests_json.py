@@ -12,8 +12,8 @@ import json
 import pytest
 
 from gpucomm import GpucommError
-from gpucomm.measure.logs.nccl_tests_json import looks_like_json, parse_nccl_tests_json, parse_nccl_tests_json_runs
 from gpucomm.measure.logs.nccl_tests import bundled_log_text, read_bundled_log
+from gpucomm.measure.logs.nccl_tests_json import looks_like_json, parse_nccl_tests_json, parse_nccl_tests_json_runs
 from gpucomm.measure.logs.nccl_tests_results import read_nccl_tests_output
 
 

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpucomm import GpucommError
+from gpucomm.measure.logs.nccl_tests import ParsedLog, bundled_log_names, bundled_log_text, parse_nccl_tests, read_bundled_log
 from gpucomm.model.collectives import busbw_factor
-from gpucomm.measure.logs.nccl_tests import (ParsedLog, bundled_log_names, bundled_log_text, parse_nccl_tests, read_bundled_log)
 
 EXPECTED_WARNINGS = {
     "C01": [], "C02": [], "C03": ["busbw_drop"], "C04": ["in_place_outlier", "busbw_dip"], "C05": [], "C06": [],
@@ -139,7 +139,7 @@ def test_one_rank_inferred_from_zero_busbw():
 
 
 def test_wrong_results_and_failed_bounds_are_flagged():
-    text = HEADER + _row(2**20, 40.0) + "\n" + _row(2**21, 80.0, wrong=17) + "\n# Out of bounds values : 17 FAILED\n# Avg bus bandwidth : 1\n"
+    text = HEADER + _row(2**20, 40.0) + "\n" + _row(2**21, 80.0, wrong=17) + "\n# Out of bounds values : 17 FAILED\n# Avg bus bandwidth : 1\n"  # noqa: E501
     log = parse_nccl_tests(text)
     assert log.warning_codes()[:2] == ["out_of_bounds", "wrong"]
     assert "17 wrong" in log.warnings[1].message
@@ -210,7 +210,7 @@ def test_all_gather_count_is_per_rank():
 
 
 def test_stopped_early_cut_rows_and_interleaved_runs():
-    header = "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 16777216 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+    header = "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 16777216 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"  # noqa: E501
     full = header + HEADER + _row(2**20, 40.0) + "\n" + _row(2**21, 79.0) + "\n"
     cut = full + _row(2**22, 150.0)[:60] + "\n"
     log = parse_nccl_tests(cut)

@@ -256,7 +256,7 @@ def test_a_failing_rank_stops_the_run_with_its_message(monkeypatch):
     import gpucomm.measure.launch as launch
 
     monkeypatch.setattr(launch, "_check_resources", lambda *args: None)
-    with pytest.raises(GpucommError, match=r"^rank \d: size 1125899906842624 B \(.*\) does not fit in cpu memory: expected a smaller -e") as info:
+    with pytest.raises(GpucommError, match=r"^rank \d: size 1125899906842624 B \(.*\) does not fit in cpu memory: expected a smaller -e") as info:  # noqa: E501
         run_sweep(num_ranks=2, min_bytes=2**50, max_bytes=2**50, iters=1, warmup_iters=0, backend="gloo",
                   print_table=False)
     assert "\n" not in str(info.value)
@@ -378,6 +378,7 @@ def test_wrong_results_mark_the_row_and_fail_the_command(monkeypatch, capsys):
 def test_correctness_check_counts_corrupted_elements(tmp_path):
     # One real (single-rank) gloo group in this process: the check counts exactly what differs.
     import torch.distributed as dist
+
     from gpucomm.measure.launch import free_port
     from gpucomm.measure.spec import REDUCE_OPS, get_spec
 
@@ -445,6 +446,7 @@ def _reduce_each_way(rank, num_ranks, port, send):
     import datetime
 
     import torch.distributed as dist
+
     from gpucomm.measure.runner import reduce_over_ranks
 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=num_ranks,

@@ -10,9 +10,15 @@ import pytest
 
 from gpucomm import GpucommError
 from gpucomm.measure.topology import describe_cell
-from gpucomm.measure.topology_examples import (example_topology_context, example_topology_file, example_topology_names,
-                                   example_topology_source, example_topology_text, local_topology_text,
-                                   read_example_topology)
+from gpucomm.measure.topology_examples import (
+    example_topology_context,
+    example_topology_file,
+    example_topology_names,
+    example_topology_source,
+    example_topology_text,
+    local_topology_text,
+    read_example_topology,
+)
 
 NAMES = example_topology_names()
 

@@ -14,8 +14,14 @@ torch = pytest.importorskip("torch")
 from gpucomm import GpucommError  # noqa: E402
 from gpucomm.measure import tp_layer  # noqa: E402
 from gpucomm.measure.results import read_results  # noqa: E402
-from gpucomm.measure.tp_layer import (CHECK_TOLERANCE, TPLayerConfig, overlapped_time_s, run_tp_layer,  # noqa: E402
-                                    tp_layer_all_reduce_bytes, tp_layer_flops_per_rank)
+from gpucomm.measure.tp_layer import (  # noqa: E402
+    CHECK_TOLERANCE,
+    TPLayerConfig,
+    overlapped_time_s,
+    run_tp_layer,
+    tp_layer_all_reduce_bytes,
+    tp_layer_flops_per_rank,
+)
 
 NUM_GPUS = torch.cuda.device_count() if torch.cuda.is_available() else 0
 needs_nccl = pytest.mark.skipif(NUM_GPUS < 1 or not torch.distributed.is_nccl_available(),

@@ -7,9 +7,25 @@ import sys
 import pytest
 
 from gpucomm import GpucommError
-from gpucomm.model.hardware import (GPUS, HOST_HOPS, INTER_SOCKET_LINKS, LINKS, NETWORKS, NVSWITCHES, PCIE_GENS, SYSTEMS,
-                              get_gpu, get_host_hop, get_inter_socket_link, get_link, get_network, get_nvswitch,
-                              get_pcie_gen, get_system, pcie_bw_bytes_per_s)
+from gpucomm.model.hardware import (
+    GPUS,
+    HOST_HOPS,
+    INTER_SOCKET_LINKS,
+    LINKS,
+    NETWORKS,
+    NVSWITCHES,
+    PCIE_GENS,
+    SYSTEMS,
+    get_gpu,
+    get_host_hop,
+    get_inter_socket_link,
+    get_link,
+    get_network,
+    get_nvswitch,
+    get_pcie_gen,
+    get_system,
+    pcie_bw_bytes_per_s,
+)
 from gpucomm.model.hardware.nvswitch import FABRICS, switch_board
 from gpucomm.model.hardware.pcie import INTEL_P2P_OVERHEAD
 

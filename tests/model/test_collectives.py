@@ -10,8 +10,7 @@ import pytest
 
 import gpucomm.model.collectives as collectives_pkg
 from gpucomm import GpucommError
-from gpucomm.model.collectives import (COLLECTIVES, REGISTRY, Algorithm, Collective, busbw_factor, check_collective,
-                                       get_collective)
+from gpucomm.model.collectives import COLLECTIVES, REGISTRY, Algorithm, Collective, busbw_factor, check_collective, get_collective
 from gpucomm.model.cost import ALGORITHMS_FOR, HIERARCHICAL_COLLECTIVES, collective_cost, ring_steps, steps_and_wire_bytes
 
 PACKAGE_DIR = Path(collectives_pkg.__file__).parent

@@ -5,9 +5,9 @@ import math
 import pytest
 
 from gpucomm import GpucommError
-from gpucomm.model.fabric import make_fabric
-from gpucomm.model.collectives import busbw_factor, busbw_bytes_per_s
+from gpucomm.model.collectives import busbw_bytes_per_s, busbw_factor
 from gpucomm.model.cost import collective_cost, effective_bw_bytes_per_s, ring_steps
+from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import LINKS, get_link
 from gpucomm.model.hardware.calibration import all_parameters
 from gpucomm.model.tp import tp_all_reduce_bytes, tp_forward_comm
@@ -28,7 +28,7 @@ def test_parse_size_accepts_binary_and_decimal_units(text, expected):
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize("bad", ["", "-5MiB", "0", "abc", "5XB", "1..2MB", "nan", "inf", -3, 0, True, "0.1B", "64Mb", "8b", "64mib", "1.5B", 2.5, "1e400"])
+@pytest.mark.parametrize("bad", ["", "-5MiB", "0", "abc", "5XB", "1..2MB", "nan", "inf", -3, 0, True, "0.1B", "64Mb", "8b", "64mib", "1.5B", 2.5, "1e400"])  # noqa: E501
 def test_parse_size_refuses_bad_input_naming_the_value(bad):
     with pytest.raises(GpucommError) as err:
         parse_size(bad)
@@ -279,7 +279,8 @@ NDR = make_fabric("nvlink4", num_nodes=2, network="ib_ndr")  # 2 nodes x 8 H100,
 
 
 def test_rings_across_nodes_run_at_the_nodes_total_nic_bandwidth():
-    from gpucomm.model.hardware import calibration as cal, get_network
+    from gpucomm.model.hardware import calibration as cal
+    from gpucomm.model.hardware import get_network
 
     nic = get_network("ib_ndr").bw_bytes_per_s * cal.NET_EFFICIENCY.value  # 50 GB/s x 0.9
     nvlink = effective_bw_bytes_per_s("nvlink4")  # 369 GB/s, just above 8 NICs' 360

@@ -6,9 +6,15 @@ import pytest
 
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
-from gpucomm.model.expert_parallel import (DEEPEP_V1, MOE_MODELS, all_to_all_bytes_per_gpu, get_moe_model,
-                                           moe_layer_all_to_all, network_fraction,
-                                           node_limited_network_bytes_per_gpu)
+from gpucomm.model.expert_parallel import (
+    DEEPEP_V1,
+    MOE_MODELS,
+    all_to_all_bytes_per_gpu,
+    get_moe_model,
+    moe_layer_all_to_all,
+    network_fraction,
+    node_limited_network_bytes_per_gpu,
+)
 from gpucomm.model.fabric import system_fabric
 
 

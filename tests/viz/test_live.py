@@ -18,7 +18,11 @@ import pytest
 
 from gpucomm.cli import main as cli_main
 from gpucomm.viz.calculators.collective import (
-    CONTROL_ROWS, CostInputs, collective_figure, collective_spec, collective_update,
+    CONTROL_ROWS,
+    CostInputs,
+    collective_figure,
+    collective_spec,
+    collective_update,
 )
 from gpucomm.viz.calculators.inputs import input_fields
 from gpucomm.viz.calculators.live import browser_zip, calculators, compute, compute_json, controls, panel

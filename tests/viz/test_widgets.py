@@ -15,25 +15,45 @@ from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
 from gpucomm.model.fabric import make_fabric, system_fabric
 from gpucomm.model.hardware import pcie_bw_bytes_per_s
+from gpucomm.model.training import step_comm
 from gpucomm.viz.calculators.collective import (
-    DEFAULT_FABRICS, EXPLORER_SIZES, CostInputs, collective_explorer_figure, cost_curves, cost_explorer_figure, cost_series,
+    DEFAULT_FABRICS,
+    EXPLORER_SIZES,
+    CostInputs,
+    collective_explorer_figure,
+    cost_curves,
+    cost_explorer_figure,
+    cost_series,
     size_grid,
 )
 from gpucomm.viz.calculators.generations import GenerationsInputs, generations_explorer_figure
 from gpucomm.viz.calculators.inputs import (
-    check_inputs, compact, get_interconnect, input_fields, interconnect_choices, interconnect_key, nodes_for,
+    check_inputs,
+    compact,
+    get_interconnect,
+    input_fields,
+    interconnect_choices,
+    interconnect_key,
+    nodes_for,
     system_choices,
 )
 from gpucomm.viz.calculators.mesh import MeshInputs, mesh_curves, mesh_explorer_figure
 from gpucomm.viz.calculators.tp_inference import (
-    BATCHES, NVIDIA_BLOG_TABLE3, TPInputs, tp_explorer_figure, tp_request, tp_speedup,
+    BATCHES,
+    NVIDIA_BLOG_TABLE3,
+    TPInputs,
+    tp_explorer_figure,
+    tp_request,
+    tp_speedup,
 )
 from gpucomm.viz.calculators.training import TrainingInputs, step_compute_s, training_explorer_figure
-from gpucomm.model.training import step_comm
-from gpucomm.viz.widgets.collective import build_cost_widget
 from gpucomm.viz.widgets.calculators import (
-    build_generations_widget, build_mesh_widget, build_tp_widget, build_training_widget,
+    build_generations_widget,
+    build_mesh_widget,
+    build_tp_widget,
+    build_training_widget,
 )
+from gpucomm.viz.widgets.collective import build_cost_widget
 
 INPUT_CLASSES = (CostInputs, TPInputs, MeshInputs, GenerationsInputs, TrainingInputs)
 

@@ -26,8 +26,7 @@ import threading
 
 from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg, print_error, require_torch
-from gpucomm.measure.config import (BENCH_COLLECTIVES, DEFAULT_TIMEOUT_S, DTYPE_BYTES, REDOPS, TIME_OVER_RANKS,
-                                    SweepConfig)
+from gpucomm.measure.config import BENCH_COLLECTIVES, DEFAULT_TIMEOUT_S, DTYPE_BYTES, REDOPS, TIME_OVER_RANKS, SweepConfig
 
 __all__ = ["register", "run", "config_from_args", "NCCL_TESTS_FIXED"]
 

@@ -8,7 +8,8 @@ prints each run's rows with both placements side by side followed by what looks 
 FILE`` writes the same JSON-lines results file as ``gpucomm bench --out``: a metadata record, then one
 result record per message size with both placements in it, built as ``gpucomm bench`` builds its own
 (:func:`gpucomm.measure.logs.nccl_tests_results.log_to_results`,
-:func:`gpucomm.measure.results.sweep_record`; see :mod:`gpucomm.measure.results` for the fields), so :func:`gpucomm.measure.results.read_results`,
+:func:`gpucomm.measure.results.sweep_record`; see :mod:`gpucomm.measure.results` for the fields), so
+:func:`gpucomm.measure.results.read_results`,
 ``gpucomm fit`` and :func:`gpucomm.viz.figures.measured.measured_vs_model_figure` take a published log
 as they take a sweep of your own. ``--json`` prints those lines instead of the table. A log with
 several runs gives several sweeps (``--run N`` keeps one; ``--out`` then writes ``FILE.runN.jsonl``

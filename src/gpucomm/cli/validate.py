@@ -4,7 +4,8 @@ Runs :func:`gpucomm.model.validation.validate` and prints one row per case (meas
 relative error), the out-of-sample summary per group (:func:`gpucomm.model.validation.summarize`),
 the error of each bundled sweep by size band, in- and out-of-sample apart
 (:func:`gpucomm.model.validation.sweep_bands`), and the model issue's targets with what the model
-reaches (:func:`gpucomm.model.validation.targets`); with ``--json`` one JSON object holding them all. The table fits the terminal: below 150 columns
+reaches (:func:`gpucomm.model.validation.targets`); with ``--json`` one JSON object holding them all. The
+table fits the terminal: below 150 columns
 the group and algorithm columns are left out. Pure Python: no torch, plotly or pandas.
 """
 

@@ -24,8 +24,13 @@ import traceback
 from dataclasses import fields, replace
 
 from gpucomm import GpucommError
-from gpucomm.measure.config import (DEFAULT_TIME_OVER_RANKS, DEFAULT_TIMEOUT_S, SweepConfig, check_backend_graphs,
-                                    check_collective_ranks)
+from gpucomm.measure.config import (
+    DEFAULT_TIME_OVER_RANKS,
+    DEFAULT_TIMEOUT_S,
+    SweepConfig,
+    check_backend_graphs,
+    check_collective_ranks,
+)
 from gpucomm.measure.harness import call_argv, resolve_backend
 from gpucomm.measure.resources import available_device_bytes, available_host_bytes, check_fits_memory, check_local_ranks
 from gpucomm.measure.results import SweepResults, TableReporter, check_results_path

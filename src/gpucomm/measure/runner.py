@@ -47,8 +47,15 @@ import torch
 import torch.distributed as dist
 
 from gpucomm import GpucommError
-from gpucomm.measure.config import (PLACEMENTS, ROOT_RANK, ROOTED_COLLECTIVES, TIME_OVER_RANKS, SweepConfig,
-                                    check_backend_graphs, check_collective_ranks)
+from gpucomm.measure.config import (
+    PLACEMENTS,
+    ROOT_RANK,
+    ROOTED_COLLECTIVES,
+    TIME_OVER_RANKS,
+    SweepConfig,
+    check_backend_graphs,
+    check_collective_ranks,
+)
 from gpucomm.measure.harness import (
     barrier,
     cuda_device_count,
@@ -61,8 +68,7 @@ from gpucomm.measure.harness import (
     synchronize,
     time_block_s,
 )
-from gpucomm.measure.results import (ITER_KEYS, ResultsWriter, SweepResults, TableReporter, check_results_path,
-                                     sweep_record)
+from gpucomm.measure.results import ITER_KEYS, ResultsWriter, SweepResults, TableReporter, check_results_path, sweep_record
 from gpucomm.measure.spec import REDUCE_OPS, TORCH_DTYPES, Buffers, CollectiveSpec, get_spec
 from gpucomm.model.collectives import algbw_bytes_per_s
 from gpucomm.model.units import format_size

@@ -27,11 +27,12 @@ chunk delivered to the wrong place counts as wrong.
 
 from __future__ import annotations
 
-import math
 import importlib
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 import torch.distributed as dist

@@ -38,11 +38,11 @@ import math
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
+from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.collectives import REGISTRY, busbw_factor, check_collective, check_num_ranks, get_collective
 from gpucomm.model.fabric import Fabric, as_fabric, make_fabric
 from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link
 from gpucomm.model.hardware import calibration as cal
-from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION, comm_and_table, parse_nccl_version
 
 ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "nvls_tree", "collnet_direct",
@@ -482,7 +482,7 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
     if not pick:
         on = ", ".join(sorted({a for a, _ in times})) or "none"
         raise GpucommError(f"NCCL {'.'.join(map(str, nccl_version))} does not run {collective} with algorithm "
-                           f"{algorithm!r}, protocol {protocol!r} on {fabric.link.key!r} ({fabric.topology}, {n} GPUs): expected one of {on}")
+                           f"{algorithm!r}, protocol {protocol!r} on {fabric.link.key!r} ({fabric.topology}, {n} GPUs): expected one of {on}")  # noqa: E501
     alternatives = tuple(sorted(((a, p, t) for (a, p), t in times.items()), key=lambda x: x[2]))
     # strict '<' in NCCL's index order: ties keep the first (topoGetAlgoInfo)
     a, p = min(pick, key=lambda k: (pick[k], nt.ALGORITHMS.index(k[0]), nt.PROTOCOLS.index(k[1])))

@@ -25,8 +25,8 @@ import functools
 from gpucomm import GpucommError
 from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.fabric import Fabric
-from gpucomm.model.hardware import get_gpu, get_inter_socket_link
 from gpucomm.model.hardware import calibration as cal
+from gpucomm.model.hardware import get_gpu, get_inter_socket_link
 
 __all__ = ["DEFAULT_NCCL_VERSION", "COMPUTE_CAPABILITY", "compute_capability", "parse_nccl_version",
            "fabric_to_comm", "comm_and_table"]

@@ -18,8 +18,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from gpucomm.measure.spec import (PATTERN_PERIOD, Buffers, CollectiveSpec, Counts, expected_value, input_value,
-                                periodic_tensor)
+from gpucomm.measure.spec import PATTERN_PERIOD, Buffers, CollectiveSpec, Counts, expected_value, input_value, periodic_tensor
 
 # torch >= 2.13 names it reduce_scatter_single (reduce_scatter_tensor is deprecated there).
 _reduce_scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor

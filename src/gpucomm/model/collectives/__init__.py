@@ -31,8 +31,8 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from gpucomm import GpucommError
 

@@ -14,8 +14,17 @@ from gpucomm.model.hardware.gpus import GPU, GPUS, get_gpu
 from gpucomm.model.hardware.links import LINKS, NVLINK_C2C, Link, get_link, link_keys
 from gpucomm.model.hardware.network import NETWORKS, NetworkLink, get_network
 from gpucomm.model.hardware.nvswitch import NVSWITCHES, SYSTEMS, NVSwitchGen, System, get_nvswitch, get_system
-from gpucomm.model.hardware.pcie import (HOST_HOPS, INTER_SOCKET_LINKS, PCIE_GENS, InterSocketLink, PCIeGen, get_host_hop,
-                                   get_inter_socket_link, get_pcie_gen, pcie_bw_bytes_per_s)
+from gpucomm.model.hardware.pcie import (
+                                   HOST_HOPS,
+                                   INTER_SOCKET_LINKS,
+                                   PCIE_GENS,
+                                   InterSocketLink,
+                                   PCIeGen,
+                                   get_host_hop,
+                                   get_inter_socket_link,
+                                   get_pcie_gen,
+                                   pcie_bw_bytes_per_s,
+)
 
 __all__ = [
     "LINKS", "NVLINK_C2C", "Link", "get_link", "link_keys",

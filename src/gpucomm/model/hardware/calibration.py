@@ -48,7 +48,7 @@ PCIE_P2P_EFFICIENCY = Parameter(
     "https://github.com/voipmonitor/rtx6kpro/blob/070506ff96a20039f71a067adcb250e8fe3414f8/hardware/pcie-bandwidth.md",
     "Large-message all_reduce busbw with P2P over PCIe: 8x RTX PRO 6000 behind three PCIe 5.0 switches on one CPU, "
     "41.1 GB/s / 63.0 GB/s = 0.652 (case P06), with NCCL_MIN_NCHANNELS=8 (the same page shows a dual-Turin host at "
-    "22.2 GB/s with NCCL's default channels at 32 MiB against 37.6 GB/s tuned). It combines PCIe packet overhead (a host-to-device copy over PCIe 5.0 "
+    "22.2 GB/s with NCCL's default channels at 32 MiB against 37.6 GB/s tuned). It combines PCIe packet overhead (a host-to-device copy over PCIe 5.0 "  # noqa: E501
     "x16 reaches 55.4 GB/s = 88 %, https://github.com/stas00/ml-engineering/blob/master/network/README.md) with NCCL's "
     "ring protocol cost, as RING_EFFICIENCY does for NVLink.")
 

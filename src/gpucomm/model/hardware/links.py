@@ -73,12 +73,12 @@ _KERNEL_PCI_H = "https://github.com/torvalds/linux/blob/master/drivers/pci/pci.h
 
 _LINK_LIST = (
     _pcie_x16("3.0", 8.0, 128 / 130, 2010, _KERNEL_PCI_H, "128b/130b encoding (Linux PCIE_SPEED2MBS_ENC); 15.75 GB/s."),
-    _pcie_x16("4.0", 16.0, 128 / 130, 2017, _KERNEL_PCI_H, "128b/130b encoding (Linux PCIE_SPEED2MBS_ENC); 31.5 GB/s. Ada GeForce (RTX 4090) and A100 PCIe use it."),
+    _pcie_x16("4.0", 16.0, 128 / 130, 2017, _KERNEL_PCI_H, "128b/130b encoding (Linux PCIE_SPEED2MBS_ENC); 31.5 GB/s. Ada GeForce (RTX 4090) and A100 PCIe use it."),  # noqa: E501
     _pcie_x16("5.0", 32.0, 128 / 130, 2019, _KERNEL_PCI_H,
               "128b/130b encoding; 63 GB/s. NVIDIA H100/H200 datasheets quote 'PCIe Gen5: 128GB/s', PCI-SIG's figure: "
               "both directions added, at the raw bit rate."),
     _pcie_x16("6.0", 64.0, 1.0, 2022, "https://lore.kernel.org/r/20240102172701.65501-1-ilpo.jarvinen@linux.intel.com",
-              "FLIT mode, no 128b/130b (PCIe r6.1 sec 1.2, Table 1-1, as fixed in Linux commit ac4f1897); 128 GB/s raw, ~118 GB/s of TLP bytes, headers included (236 of 256 flit bytes)."),
+              "FLIT mode, no 128b/130b (PCIe r6.1 sec 1.2, Table 1-1, as fixed in Linux commit ac4f1897); 128 GB/s raw, ~118 GB/s of TLP bytes, headers included (236 of 256 flit bytes)."),  # noqa: E501
     Link("nvlink1", "NVLink 1.0 (P100 SXM2, 4 links)", "nvlink", 80 * GB, 160 * GB, 2016,
          "https://images.nvidia.com/content/pdf/tesla/whitepaper/pascal-architecture-whitepaper.pdf",
          "4 links x 20 GB/s per direction (8 lanes x 20 Gb/s)."),
@@ -93,7 +93,7 @@ _LINK_LIST = (
          "18 links x 25 GB/s per direction (2 lanes x ~100 Gb/s PAM4); NVIDIA: '900 gigabytes/second (GB/s) bi-directional per GPU'."),
     Link("nvlink5", "NVLink 5.0 (B200/GB200, 18 links)", "nvlink", 900 * GB, 1800 * GB, 2024,
          "https://www.nvidia.com/en-au/data-center/nvlink/",
-         "18 links x 50 GB/s per direction; NVIDIA: '18 NVLink 100 gigabyte-per-second (GB/s) connections ... 1.8 terabytes per second' (both directions)."),
+         "18 links x 50 GB/s per direction; NVIDIA: '18 NVLink 100 gigabyte-per-second (GB/s) connections ... 1.8 terabytes per second' (both directions)."),  # noqa: E501
 )
 
 LINKS: dict[str, Link] = {link.key: link for link in _LINK_LIST}

@@ -187,7 +187,7 @@ PCIE_GENS: dict[int, PCIeGen] = {g.gen: g for g in (
     _gen(6, 64.0, "flit (1b/1b)", 1.0, "PAM4", 2022, _KERNEL_FLIT_FIX,
          "Flit mode, no 128b/130b: Linux commit ac4f1897 fixed 64 GT/s to 1/1 citing 'PCIe r6.1 sec 1.2, Table 1-1' [V] "
          "(the kernel had 128/130 until 2024). x16 = 128 GB/s raw per direction, ~118 GB/s of TLP bytes (headers "
-         "included, so less payload): a 256-byte flit carries 236 B TLP + 6 B DLP + 8 B CRC + 6 B FEC [C] https://glennklockwood.com/garden/PCIe-Gen6 . PCI-SIG's "
+         "included, so less payload): a 256-byte flit carries 236 B TLP + 6 B DLP + 8 B CRC + 6 B FEC [C] https://glennklockwood.com/garden/PCIe-Gen6 . PCI-SIG's "  # noqa: E501
          "256 GB/s adds both directions. Finalised January 2022 [C] https://hi-tech.ua/en/pci-express-7-0-specs-already-published/",
          flit_tlp_fraction=236 / 256),
     _gen(7, 128.0, "flit (1b/1b)", 1.0, "PAM4", 2025, _KERNEL_PCI_H,

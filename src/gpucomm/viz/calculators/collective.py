@@ -16,11 +16,21 @@ from typing import TYPE_CHECKING
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.fabric import Fabric, make_fabric, system_fabric
-from gpucomm.viz.calculators.inputs import (
-    FigureUpdate, algorithm_choices, check_inputs, collective_choices, link_choices, network_or_system_choices,
-    nodes_for, param, protocol_choices, step_args, system_choices, update_spec,
-)
 from gpucomm.model.units import format_size, format_time
+from gpucomm.viz.calculators.inputs import (
+    FigureUpdate,
+    algorithm_choices,
+    check_inputs,
+    collective_choices,
+    link_choices,
+    network_or_system_choices,
+    nodes_for,
+    param,
+    protocol_choices,
+    step_args,
+    system_choices,
+    update_spec,
+)
 
 if TYPE_CHECKING:  # plotly is imported where a go.Figure is built: the browser's Pyodide has no plotly
     import plotly.graph_objects as go

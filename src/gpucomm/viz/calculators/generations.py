@@ -152,7 +152,7 @@ def generations_figure(inputs: GenerationsInputs | None = None) -> go.Figure:
     fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]], horizontal_spacing=0.16,
                         vertical_spacing=0.16,
                         subplot_titles=("link bandwidth per GPU", "GPU dense FLOP/s", "FLOP per byte of NVLink"))
-    for key, name, color in _BW:
+    for _key, name, color in _BW:
         fig.add_trace(go.Scatter(x=[], y=[], name=name, mode="lines+markers", line=dict(color=color, shape="hv"),
                                  hovertemplate="%{text} (%{x}): %{y:.4g} GB/s<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Scatter(x=[], y=[], name="GPU (SXM / superchip)", mode="markers+lines", line=dict(color="#444"),

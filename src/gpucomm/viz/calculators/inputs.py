@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from gpucomm import GpucommError
 from gpucomm.model.fabric import Fabric, make_fabric, system_fabric

@@ -30,9 +30,10 @@ import io
 import json
 import math
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from gpucomm import GpucommError
 from gpucomm.model.units import format_size, parse_size

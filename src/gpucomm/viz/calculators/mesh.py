@@ -15,10 +15,16 @@ from typing import TYPE_CHECKING
 
 from gpucomm.model.cost import collective_cost, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
 from gpucomm.model.fabric import make_fabric
-from gpucomm.viz.calculators.inputs import (
-    FigureUpdate, algorithm_choices, apply_update, check_inputs, collective_choices, param, step_args,
-)
 from gpucomm.model.units import format_size, format_time
+from gpucomm.viz.calculators.inputs import (
+    FigureUpdate,
+    algorithm_choices,
+    apply_update,
+    check_inputs,
+    collective_choices,
+    param,
+    step_args,
+)
 
 if TYPE_CHECKING:  # plotly is imported where a figure is built: the book's live mode runs the updates without it
     import plotly.graph_objects as go

@@ -15,14 +15,22 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from gpucomm import GpucommError
-from gpucomm.viz.calculators.inputs import (
-    FigureUpdate, apply_update, check_inputs, dtype_choices, get_interconnect, gpu_choices, interconnect_choices,
-    model_choices, param, step_args,
-)
 from gpucomm.model.measurements import NVIDIA_BLOG_TP2_THROUGHPUT
 from gpucomm.model.planning import RequestThroughput, request_throughput
 from gpucomm.model.tp import get_model, tp_speedup
 from gpucomm.model.units import format_time
+from gpucomm.viz.calculators.inputs import (
+    FigureUpdate,
+    apply_update,
+    check_inputs,
+    dtype_choices,
+    get_interconnect,
+    gpu_choices,
+    interconnect_choices,
+    model_choices,
+    param,
+    step_args,
+)
 
 __all__ = ["TPInputs", "tp_request", "tp_degrees", "tp_figure", "tp_update", "tp_explorer_figure",
            "NVIDIA_BLOG_TABLE3", "BATCHES", "EXPLORER_INTERCONNECTS", "table3_rows"]

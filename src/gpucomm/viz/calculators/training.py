@@ -9,18 +9,26 @@ FLOP utilisation). Static HTML: :func:`training_explorer_figure`; live:
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gpucomm import GpucommError
 from gpucomm.model.planning import LLAMA3_MFU, training_compute_s
-from gpucomm.viz.calculators.inputs import (
-    FigureUpdate, apply_update, check_inputs, dtype_choices, get_interconnect, gpu_choices, interconnect_choices,
-    model_choices, network_choices, param, step_args,
-)
 from gpucomm.model.training import STRATEGIES, step_comm
 from gpucomm.model.units import format_time
+from gpucomm.viz.calculators.inputs import (
+    FigureUpdate,
+    apply_update,
+    check_inputs,
+    dtype_choices,
+    get_interconnect,
+    gpu_choices,
+    interconnect_choices,
+    model_choices,
+    network_choices,
+    param,
+    step_args,
+)
 
 if TYPE_CHECKING:  # plotly is imported where a figure is built: the book's live mode runs the updates without it
     import plotly.graph_objects as go

@@ -9,7 +9,7 @@ sizes on a log axis labelled in binary units.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import plotly.graph_objects as go
 

@@ -95,7 +95,7 @@ def moe_all_to_all_figure(models: tuple[str, ...] = ("deepseek-v3", "mixtral-8x7
         return [line(cfg, fabric_for, ep) for cfg in cfgs for _, fabric_for in placements]
 
     fig = go.Figure()
-    for m, cfg in enumerate(cfgs):
+    for m, _cfg in enumerate(cfgs):
         for i, ((label, _), y) in enumerate(zip(placements, data(initial_ep)[m * len(placements):])):
             fig.add_trace(go.Scatter(
                 x=tokens, y=y, name=label, mode="lines+markers", visible=m == 0,

@@ -12,8 +12,8 @@ time in a dropdown (:func:`logs_vs_model_figure`, ``book/measuring.md``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
 
 import plotly.graph_objects as go
 

@@ -6,7 +6,7 @@ needed to plot a saved result) and, optionally, model predictions of the layer t
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import plotly.graph_objects as go
 

@@ -45,7 +45,7 @@ def validation_figure(results: list[Result]) -> go.Figure:
     bands = sorted((1 + value if kind == "error" else value, group) for group, (kind, value) in TARGETS.items())
     (tight, tight_group), others = bands[0], bands[1:]
     fig.add_hrect(y0=1 / tight, y1=tight, line_width=0, fillcolor="green", opacity=0.1)
-    for ratio, group in others:
+    for ratio, _group in others:
         for y in (ratio, 1 / ratio):
             fig.add_hline(y=y, line_dash="dot", line_color="gray", line_width=1)
     fig.add_hline(y=1, line_dash="dash", line_color="gray")

@@ -12,9 +12,11 @@ import ipywidgets as widgets
 
 from gpucomm.viz.calculators.generations import GenerationsInputs, generations_figure, generations_update
 from gpucomm.viz.calculators.inputs import check_inputs
-from gpucomm.viz.calculators.mesh import CONTROL_ROWS as MESH_ROWS, MeshInputs, mesh_figure, mesh_update
+from gpucomm.viz.calculators.mesh import CONTROL_ROWS as MESH_ROWS
+from gpucomm.viz.calculators.mesh import MeshInputs, mesh_figure, mesh_update
 from gpucomm.viz.calculators.tp_inference import TPInputs, tp_figure, tp_update
-from gpucomm.viz.calculators.training import CONTROL_ROWS as TRAINING_ROWS, TrainingInputs, training_figure, training_update
+from gpucomm.viz.calculators.training import CONTROL_ROWS as TRAINING_ROWS
+from gpucomm.viz.calculators.training import TrainingInputs, training_figure, training_update
 from gpucomm.viz.widgets.collective import build_cost_widget
 from gpucomm.viz.widgets.controls import build_calculator
 

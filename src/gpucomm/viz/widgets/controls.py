@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import html
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from gpucomm import GpucommError
-from gpucomm.viz.calculators.inputs import FigureUpdate, apply_update, check_inputs, input_fields
 from gpucomm.model.units import format_size, parse_size
+from gpucomm.viz.calculators.inputs import FigureUpdate, apply_update, check_inputs, input_fields
 
 __all__ = ["make_control", "read_inputs", "build_calculator", "REFUSED_STYLE"]
 
