@@ -175,6 +175,24 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]
         console.print(note)
 
 
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the flags that say how the GPUs of one node are connected, shared by ``cost`` and ``tp``.
+
+    ``--no-p2p``, ``--topology``, ``--mesh-size`` and ``--inter-socket``: the parts of a
+    :class:`gpucomm.model.fabric.Fabric` that a link key alone does not give.
+    """
+    from gpucomm.model.hardware import INTER_SOCKET_LINKS
+
+    parser.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
+    parser.add_argument("--topology", default="switch",
+                        help="switch (NVSwitch or PCIe tree, default), mesh (point-to-point) or pairs (NVLink bridges)")
+    parser.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=None,
+                        help="with --topology mesh: GPUs wired in the mesh (default 8)")
+    parser.add_argument("--inter-socket", default=None,
+                        help=f"GPUs under both sockets (SYS in nvidia-smi topo -m): the socket link, one of "
+                             f"{', '.join(INTER_SOCKET_LINKS)}")
+
+
 def mesh_size(args: argparse.Namespace) -> int:
     """``--mesh-size`` of ``cost`` and ``tp``: 8 by default, refused without ``--topology mesh``.
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 
 from gpucomm import GpucommError
-from gpucomm.cli.common import int_arg, mesh_size, print_json, print_table, size_arg
+from gpucomm.cli.common import add_connection_arguments, int_arg, mesh_size, print_json, print_table, size_arg
 from gpucomm.model.collectives import COLLECTIVES
 from gpucomm.model.cost import ALGORITHMS, LAUNCH_MODES, PROTOCOLS, collective_cost
 from gpucomm.model.fabric import make_fabric, system_fabric
-from gpucomm.model.hardware import GPUS, INTER_SOCKET_LINKS, SYSTEMS, get_inter_socket_link, link_keys
+from gpucomm.model.hardware import GPUS, SYSTEMS, get_inter_socket_link, link_keys
 from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION
 from gpucomm.model.units import format_size, format_time
 
@@ -42,7 +42,6 @@ def register(subparsers) -> None:
     cost.add_argument("--gpus", type=int_arg("number of GPUs", 2), required=True,
                       help="GPUs taking part, all nodes together (>= 2: one GPU has nothing to exchange)")
     cost.add_argument("--size", type=size_arg, required=True, help="message size, e.g. 64MiB, 1GB, 8 (bytes)")
-    cost.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
     cost.add_argument("--algo", default="auto", help=f"algorithm: one of {', '.join(ALGORITHMS)} (default auto, as NCCL)")
     cost.add_argument("--protocol", default="auto", help=f"auto (default) or one of {', '.join(PROTOCOLS)}")
     cost.add_argument("--launch", default="eager", choices=LAUNCH_MODES,
@@ -50,16 +49,10 @@ def register(subparsers) -> None:
     cost.add_argument("--nccl-version", default=".".join(map(str, DEFAULT_NCCL_VERSION)),
                       help="the NCCL release whose tuner to follow (default %(default)s): NVLS from 2.17, PAT from "
                            "2.23, LL128 per architecture")
-    cost.add_argument("--topology", default="switch",
-                      help="switch (NVSwitch or PCIe tree, default), mesh (point-to-point) or pairs (NVLink bridges)")
+    add_connection_arguments(cost)
     cost.add_argument("--pcie-link", default=None, help="with --topology pairs: the PCIe link between pairs (default pcie4)")
-    cost.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=None,
-                      help="with --topology mesh: GPUs wired in the mesh (default 8)")
     cost.add_argument("--gpus-per-uplink", type=int_arg("GPUs per uplink", 1), default=1,
                       help="with --no-p2p: GPUs sharing one PCIe uplink to the host (2 in a DGX A100)")
-    cost.add_argument("--inter-socket", default=None,
-                      help=f"GPUs under both sockets (SYS in nvidia-smi topo -m): the socket link, one of "
-                           f"{', '.join(INTER_SOCKET_LINKS)}")
     cost.add_argument("--nodes", type=int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
     cost.add_argument("--network", default=None, help="scale-out link between nodes, e.g. ib_ndr or eth_400g (needs --nodes > 1)")
     cost.add_argument("--nics-per-node", type=int_arg("NICs per node", 1), default=None, help="default: one per GPU")
@@ -101,19 +94,8 @@ def run(args: argparse.Namespace) -> int:
                      system=fabric.system, gpu=fabric.gpu)
         print_json({**cost.as_dict(), **extra})
         return 0
-    where = f"{args.gpus} GPUs over {cost.link}" + (" (no P2P: staged through host memory)" if args.no_p2p else "")
-    if args.system:
-        where = f"{args.gpus} GPUs of {fabric.label} ({cost.link})"
-    if args.topology == "mesh":
-        where += f" (point-to-point mesh of {args.mesh_size})"
-    if args.topology == "pairs":
-        where += f" (NVLink-bridged pairs, {args.pcie_link or 'pcie4'} between them)"
-    if args.gpus_per_uplink > 1:
-        where += f", {args.gpus_per_uplink} GPUs per PCIe uplink"
-    if args.inter_socket:
-        where += f", across two sockets ({get_inter_socket_link(args.inter_socket).key})"
-    if args.nodes > 1:
-        where += f", {args.nodes} nodes over {args.network}"
+    # one description of the connection: the fabric says what it is (link, P2P, topology, sockets, nodes)
+    where = f"{args.gpus} GPUs of {fabric.label}"
     rows = [
         ("time", format_time(cost.time_s)),
         ("  latency part (alpha)", format_time(cost.latency_s)),

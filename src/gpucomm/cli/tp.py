@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 
 from gpucomm import GpucommError
-from gpucomm.cli.common import int_arg, mesh_size, print_json, print_table
+from gpucomm.cli.common import add_connection_arguments, int_arg, mesh_size, print_json, print_table
 from gpucomm.model.fabric import make_fabric
-from gpucomm.model.hardware import INTER_SOCKET_LINKS, get_gpu, link_keys
+from gpucomm.model.hardware import get_gpu, link_keys
 from gpucomm.model.tp import MODELS, tp_forward_comm, tp_step
 from gpucomm.model.units import format_size, format_time
 
@@ -37,15 +37,9 @@ def register(subparsers) -> None:
     tp.add_argument("--context", type=int_arg("context length", 1), default=None,
                     help="decode with --gpu: tokens in the KV cache each step reads (default --tokens)")
     tp.add_argument("--gpu", default=None, help="GPU catalog key for the roofline compute time, e.g. h100_sxm5")
-    tp.add_argument("--topology", default="switch",
-                    help="switch (default), mesh (point-to-point) or pairs (NVLink bridges, PCIe 4.0 between pairs)")
-    tp.add_argument("--mesh-size", type=int_arg("mesh size", 2), default=None,
-                    help="with --topology mesh: GPUs wired in the mesh (default 8)")
     tp.add_argument("--link", required=True, help=f"interconnect: one of {', '.join(link_keys())}")
     tp.add_argument("--dtype", default="fp16", help="activation dtype: fp16 (default), bf16, fp32, fp8")
-    tp.add_argument("--no-p2p", action="store_true", help="P2P disabled: stage through host memory (PCIe links)")
-    tp.add_argument("--inter-socket", default=None,
-                    help=f"TP GPUs under both sockets (SYS): the socket link, one of {', '.join(INTER_SOCKET_LINKS)}")
+    add_connection_arguments(tp)
     tp.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     tp.set_defaults(func=run)
 
