@@ -1,7 +1,8 @@
 """GPUs: NVLink and PCIe attachment, dense tensor FLOP/s and memory, each with its source.
 
-Every value comes from the project's fact sheet (``shared/notes/facts.md``); where it has no
-value for a field the field is ``None`` and the entry's ``notes`` say so. Conventions:
+Every value carries its own source (``source``: a URL, ``notes``: what was read where); where
+there is no sourced value for a field the field is ``None`` and the entry's ``notes`` say so.
+Conventions:
 
 - NVLink bandwidth is per GPU and per direction (``nvlink_bw_bytes_per_s``, 0 without NVLink);
   NVIDIA's both-directions figure is kept in ``nvlink_bidir_marketing_bytes_per_s`` only.

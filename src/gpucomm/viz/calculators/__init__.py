@@ -1,6 +1,6 @@
 """The course's calculators, presentation side: inputs with metadata, model calls, figures.
 
-Each calculator has three layers (``shared/notes/conventions.md``, "Widgets"):
+Each calculator has three layers (see CONTRIBUTING.md, "A calculator"):
 
 1. an inputs dataclass whose fields carry label, unit, range or catalog choices and help
    (:mod:`gpucomm.viz.calculators.inputs`);
