@@ -25,7 +25,7 @@ import gpucomm
 from gpucomm.measure.config import PLACEMENTS
 from gpucomm.measure.logs.nccl_tests import SOURCE_WORDS, ParsedLog, Record, parse_nccl_tests_runs
 from gpucomm.measure.logs.nccl_tests_json import looks_like_json, parse_nccl_tests_json_runs
-from gpucomm.measure.results import SCHEMA_VERSION, sweep_record
+from gpucomm.measure.results import SCHEMA_VERSION, format_footer, sweep_record
 from gpucomm.model.collectives import COLLECTIVES, REGISTRY, busbw_factor
 from gpucomm.model.dtypes import ELEMENT_TYPES
 
@@ -325,16 +325,8 @@ def format_log_table(meta: dict, records: list[dict], input_name: str) -> str:
             row += (_cell(h["time_s"] * 1e6, 10) + _cell(h["algbw_bytes_per_s"] / 1e9, 8)
                     + _cell(h["busbw_bytes_per_s"] / 1e9, 8) + f"{wrong:>7}")
         lines.append(row)
-    wrong = sum(r["num_wrong"] or 0 for r in records)  # each record's num_wrong sums both placements
-    checked = any(r["num_wrong"] is not None for r in records)
-    lines.append(f"# Wrong elements     : {wrong if checked else 'not checked'}"
-                 + (" OK" if checked and not wrong else (" WRONG" if wrong else "")))
-    averages = []
-    for placement in PLACEMENTS:
-        busbw = [r[placement]["busbw_bytes_per_s"] for r in records if r[placement] is not None]
-        if busbw:
-            averages.append(f"{placement.replace('_', '-')} {sum(busbw) / len(busbw) / 1e9:.4g} GB/s")
-    lines.append(f"# Avg bus bandwidth  : {', '.join(averages)} over {len({r['msg_bytes'] for r in records})} sizes")
+    # the same footer as gpucomm bench's, worded as nccl-tests' (writeResultFooter)
+    lines += format_footer(records).splitlines()
     if m.get("placement_note"):
         lines.append(f"# note: {m['placement_note']}")
     for w in m["warnings"]:
