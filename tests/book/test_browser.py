@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import re
 import shutil
 import threading
@@ -26,7 +27,7 @@ import yaml
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-HTML = ROOT / "_build" / "html"
+HTML = Path(os.environ.get("GPUCOMM_BOOK_HTML") or ROOT / "_build" / "html")  # another build: set GPUCOMM_BOOK_HTML
 SHOTS = ROOT / "_build" / "screenshots"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -12,25 +12,18 @@ Reads ``_build/html``, or the folder ``GPUCOMM_BOOK_HTML`` names; drives Debian'
 
 from __future__ import annotations
 
-import functools
-import http.server
 import importlib.util
 import json
-import os
 import re
-import shutil
-import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from test_browser import HTML, base_url, browser  # noqa: F401 (the book's server and browser fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
-HTML = Path(os.environ.get("GPUCOMM_BOOK_HTML") or ROOT / "_build" / "html")
 SHOTS = HTML.parent / "screenshots" / "self_check"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 # Every page whose questions end in a self-check: the chapters and the labs (their notebooks' markdown).
@@ -84,34 +77,6 @@ def quiz_pages() -> list[str]:
         return []
     return sorted(str(p.relative_to(HTML)) for p in HTML.rglob("*.html")
                   if '<div class="gc-check"' in p.read_text(encoding="utf-8", errors="replace"))
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def base_url():
-    if not (HTML / "index.html").is_file():
-        pytest.skip(f"no built book in {HTML}: run `make book` or set GPUCOMM_BOOK_HTML")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(HTML)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium = shutil.which("chromium")
-    if not chromium:
-        pytest.skip("no `chromium` on PATH (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def _open(browser, url, viewport, requests):

@@ -273,12 +273,12 @@ def test_row_like_noise_raises_only_gpucomm_error(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(name=st.sampled_from(sorted(EXPECTED_ROWS)), cut=st.floats(0, 1), seed=st.integers(0, 2**32 - 1),
+@given(name=st.sampled_from(sorted(EXPECTED_ROWS)), cut=st.floats(0, 1), rng_seed=st.integers(0, 2**32 - 1),
        edits=st.integers(0, 30))
-def test_truncated_and_garbled_logs_raise_only_gpucomm_error(name, cut, seed, edits):
+def test_truncated_and_garbled_logs_raise_only_gpucomm_error(name, cut, rng_seed, edits):
     text = bundled_log_text(name)
     text = text[: int(len(text) * cut)]
-    rng = random.Random(seed)
+    rng = random.Random(rng_seed)
     chars = list(text)
     for _ in range(edits):
         if not chars:
@@ -292,7 +292,7 @@ def test_truncated_and_garbled_logs_raise_only_gpucomm_error(name, cut, seed, ed
         else:
             chars.insert(i, rng.choice(" \n\t#-1"))
     lines = "".join(chars).splitlines()
-    rng.shuffle(lines) if seed % 3 == 0 else None
+    rng.shuffle(lines) if rng_seed % 3 == 0 else None
     _parse_or_gpucomm_error("\n".join(lines))
 
 

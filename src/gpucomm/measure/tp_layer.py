@@ -114,8 +114,8 @@ class TPLayerConfig:
         ``auto``, ``nccl`` or ``gloo``.
     check : bool
         Run the correctness pass against the single-rank reference.
-    seed : int
-        Seed of the weights and the input (the same on every rank count's shards).
+    rng_seed : int
+        Starting value of the random-number generator for the weights and the input (the same on every rank count's shards).
     timeout_s : float
         Process-group timeout in seconds.
     """
@@ -134,7 +134,7 @@ class TPLayerConfig:
     dtype: str = "auto"
     backend: str = "auto"
     check: bool = True
-    seed: int = 0
+    rng_seed: int = 0
     timeout_s: float = DEFAULT_TIMEOUT_S
 
     @property
@@ -413,13 +413,13 @@ def format_tp_layer_table(results: dict | Iterable[dict] | Mapping[str, dict], m
 def _weights(config: TPLayerConfig, rank: int, num_ranks: int, torch):
     """This rank's shards (float32, CPU), each drawn from its own seeded generator.
 
-    Shard ``r`` of every matrix depends only on ``(seed, matrix, r, N)``, so the reference can
+    Shard ``r`` of every matrix depends only on ``(rng_seed, matrix, r, N)``, so the reference can
     rebuild the full matrices by concatenating the shards of all ranks.
     """
     h, f, hd = config.hidden, config.ffn, config.head_dim
 
     def draw(index: int, shape: tuple[int, ...], fan_in: int):
-        g = torch.Generator().manual_seed(config.seed * 1_000_003 + num_ranks * 10_007 + rank * 101 + index)
+        g = torch.Generator().manual_seed(config.rng_seed * 1_000_003 + num_ranks * 10_007 + rank * 101 + index)
         return torch.randn(shape, generator=g) / math.sqrt(fan_in)  # unit-variance activations
 
     shards = {"w1": draw(1, (f // num_ranks, h), h), "w2": draw(2, (h, f // num_ranks), f)}
@@ -431,7 +431,7 @@ def _weights(config: TPLayerConfig, rank: int, num_ranks: int, torch):
 
 
 def _input(config: TPLayerConfig, torch):
-    g = torch.Generator().manual_seed(config.seed * 1_000_003 + 7)
+    g = torch.Generator().manual_seed(config.rng_seed * 1_000_003 + 7)
     return torch.randn((config.tokens, config.hidden), generator=g)
 
 
@@ -714,7 +714,7 @@ def _launch(config: TPLayerConfig, num_ranks: int, *, out: str | None = None, ar
 def run_tp_layer(num_ranks: int = 2, hidden: int = 1024, ffn: int = 4096, tokens: int = 256, iters: int = 5,
                  overlap: bool = False, backend: str = "auto", *, attention: bool = False, seq_len: int | None = None,
                  head_dim: int = 64, chunks: int = 4, warmup_iters: int = 2, blocks: int = 3, dtype: str = "auto",
-                 check: bool = True, seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 check: bool = True, rng_seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
                  out: str | os.PathLike | None = None) -> dict:
     """Measure a Megatron-style TP layer forward on ``num_ranks`` local ranks: compute vs all_reduce.
 
@@ -735,7 +735,7 @@ def run_tp_layer(num_ranks: int = 2, hidden: int = 1024, ffn: int = 4096, tokens
         ``auto``, ``nccl`` or ``gloo``.
     attention : bool
         Add the attention block (heads ``hidden / head_dim``, a multiple of ``N``).
-    seq_len, head_dim, chunks, warmup_iters, blocks, dtype, check, seed, timeout_s
+    seq_len, head_dim, chunks, warmup_iters, blocks, dtype, check, rng_seed, timeout_s
         See :class:`TPLayerConfig`.
     out : str or Path or None
         JSON-lines results file, as the collective sweep's (:mod:`gpucomm.measure.results`):
@@ -772,7 +772,7 @@ def run_tp_layer(num_ranks: int = 2, hidden: int = 1024, ffn: int = 4096, tokens
     config = TPLayerConfig(hidden=hidden, ffn=ffn, tokens=tokens, seq_len=seq_len, head_dim=head_dim,
                            attention=attention, overlap=overlap, chunks=chunks, iters=iters,
                            warmup_iters=warmup_iters, blocks=blocks, dtype=dtype, backend=backend, check=check,
-                           seed=seed, timeout_s=timeout_s).validate(num_ranks)
+                           rng_seed=rng_seed, timeout_s=timeout_s).validate(num_ranks)
     # Fail here, before any process starts (no GPUs for nccl, bfloat16 on gloo...).
     requested = "float32" if config.dtype == "auto" else check_dtype(config.dtype)
     harness.resolve_backend(config.backend, num_ranks, requested)
