@@ -122,11 +122,7 @@ def effective_bw_bytes_per_s(link: str | Link, *, p2p: bool = True) -> float:
     """
     fabric = make_fabric(link, p2p=p2p)
     link = fabric.link
-    if link.kind == "nvlink":
-        eff = cal.RING_EFFICIENCY.get(link.key, cal.DEFAULT_NVLINK_RING_EFFICIENCY).value
-    else:
-        eff = (cal.PCIE_P2P_EFFICIENCY if p2p else cal.HOST_STAGED_EFFICIENCY).value
-    return link.bw_bytes_per_s * eff
+    return link.bw_bytes_per_s * cal.link_efficiency(link.key, link.kind, p2p=p2p).value
 
 
 def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:
@@ -457,24 +453,62 @@ def _check_fits(fabric: Fabric, per_node: int) -> None:
                                "or 2 GPUs")
 
 
+def _latency_transport(fabric: Fabric, graph: nt.Graph) -> str:
+    """Which :data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE` row prices a collective's hops: the
+    network across nodes, host memory without P2P, else NVLink or PCIe as NCCL's graph runs them."""
+    if fabric.num_nodes > 1:
+        return "net"
+    if not fabric.p2p:
+        return "shm"
+    return "nvlink" if graph.type_intra == "NVL" else "pci"
+
+
+def _delivered_bw_ratio(fabric: Fabric, n: int, comm: nt.Comm, table: nt.TunerTable, collective: str,
+                        algorithm: str) -> float:
+    """Large-message bandwidth the link delivers over the bandwidth NCCL plans with, on one node.
+
+    NCCL's graph search quantises each channel's bandwidth to its speed array (``search.cc``) and plans
+    with it; the transfer runs at what the links deliver. The delivered ring bus bandwidth is
+    :func:`per_gpu_bw_bytes_per_s` (nominal x the measured ring efficiency); NVLS all_reduce delivers
+    ``B x NVLS_EFFICIENCY / (1 + 1/n)`` algorithm bandwidth (:data:`~gpucomm.model.hardware.calibration.NVLS_EFFICIENCY`).
+    Across nodes the NIC rate already carries the network efficiency (1.0 is returned)."""
+    if fabric.num_nodes > 1:
+        return 1.0
+    if algorithm in ("nvls", "nvls_tree"):
+        planned = table.bw_bytes_per_s.get((collective, algorithm, "Simple"), 0.0)
+        if collective != "all_reduce" or not planned:
+            return 1.0
+        return fabric.link.bw_bytes_per_s * cal.NVLS_EFFICIENCY.value / (1 + 1 / n) / planned
+    ring = comm.graph("ring")
+    planned_bus = ring.num_channels * ring.bw_intra_gbps * 1e9
+    return per_gpu_bw_bytes_per_s(fabric, n) / planned_bus if planned_bus else 1.0
+
+
 @functools.lru_cache(maxsize=1024)
 def _nccl_plan(fabric: Fabric, n: int, nccl_version: tuple, collective: str) -> tuple:
-    """(comm, table, the (algorithm, protocol) pairs NCCL considers for this collective): none depends on the size
-    (which pairs are enabled is fixed per communicator, ``ncclTopoTuneModel``), so a sweep computes them once."""
+    """(comm, table, the (algorithm, protocol) pairs NCCL considers for this collective, the delivered-over-planned
+    bandwidth ratio per algorithm): none depends on the size (which pairs are enabled is fixed per communicator,
+    ``ncclTopoTuneModel``), so a sweep computes them once."""
     comm, table = comm_and_table(fabric, n, nccl_version)
-    return comm, table, tuple(nt.cost_table_s(comm, table, collective, 1 << 20))
+    candidates = tuple(nt.cost_table_s(comm, table, collective, 1 << 20))
+    ratios = {a: _delivered_bw_ratio(fabric, n, comm, table, collective, a) for a in {a for a, _ in candidates}} \
+        if n > 1 else {}
+    return comm, table, candidates, ratios
 
 
 def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: str, protocol: str,
                nccl_version: tuple) -> tuple:
-    """NCCL's choice and estimate, plus the ramp and pipeline fill it leaves out.
+    """NCCL's choice and estimate, with the terms it leaves out or plans differently.
 
-    Returns (algorithm, protocol, latency_s, transfer_s, nccl_time_s, channels, alternatives): the latency is the
-    tuner's times :data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`; the transfer is the tuner's
-    ``nBytes / bw`` on the channels NCCL runs at this size (:func:`~gpucomm.model.nccl_tuner.channels_and_threads`:
-    few channels for small messages, where the tuner assumed all) plus, for Ring, the pipeline fill
+    Returns (algorithm, protocol, latency_s, transfer_s, nccl_time_s, channels, alternatives). NCCL chooses on its
+    own estimate. The latency is the tuner's times the fitted scale of the hops' transport
+    (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`). The transfer is the tuner's ``nBytes / bw``
+    (its protocol factors and caps kept) on the channels NCCL runs at this size
+    (:func:`~gpucomm.model.nccl_tuner.channels_and_threads`: few channels for small messages, where the tuner
+    assumed all), at the bandwidth the links deliver rather than the one NCCL plans with
+    (:func:`_delivered_bw_ratio`), plus, for Ring, the pipeline fill
     (:data:`~gpucomm.model.hardware.calibration.PIPELINE_FILL_FRACTION` of one protocol step per hop)."""
-    comm, table, candidates = _nccl_plan(fabric, n, nccl_version, collective)
+    comm, table, candidates, ratios = _nccl_plan(fabric, n, nccl_version, collective)
     times = {k: nt.algo_time_s(comm, table, collective, k[0], k[1], size) for k in candidates} if n > 1 \
         else nt.cost_table_s(comm, table, collective, size)
     pick = {k: t for k, t in times.items() if (algorithm == "auto" or k[0] == algorithm)
@@ -489,18 +523,19 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
     if n == 1:
         return a, p, 0.0, 0.0, 0.0, 1, alternatives
     tuner_lat = table.latency_s[(collective, a, p)]
-    transfer = pick[(a, p)] - tuner_lat
+    transfer = (pick[(a, p)] - tuner_lat) / ratios[a]
     channels, _ = nt.channels_and_threads(comm, table, a, p, size)
     if a in ("ring", "tree"):
         transfer *= comm.num_channels / channels
     if a == "ring":
-        bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] / comm.num_channels
+        bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / comm.num_channels
         step_bytes = PROTOCOL_STEP_DATA_BYTES[p]
         if size / (channels * n) > step_bytes:
             # a rank's share of a channel spans several steps: the first step crosses n-1 hops before the ring is
             # full (below one step there is no pipeline, and the n-1 hops are already the bandwidth term)
             transfer += cal.PIPELINE_FILL_FRACTION.value * (n - 1) * step_bytes / bw_per_channel
-    return a, p, tuner_lat * cal.TUNER_LATENCY_SCALE.value, transfer, pick[(a, p)], channels, alternatives
+    scale = cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph(a))].value
+    return a, p, tuner_lat * scale, transfer, pick[(a, p)], channels, alternatives
 
 
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: Fabric | str | Link,
@@ -562,7 +597,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
 
     >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, fabric="nvlink3")
     >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
-    (563, 'ring', 'Simple')
+    (576, 'ring', 'Simple')
     """
     check_collective(collective)
     n = check_num_ranks(num_ranks, maximum=100_000)
@@ -599,7 +634,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
             collective, size, n, fabric, algorithm, protocol, nccl_version)
         launch_s = cal.LAUNCH_S[launch].value
         note = (f"NCCL {'.'.join(map(str, nccl_version))} tuner's choice and estimate; fitted terms added: launch "
-                f"({launch}), latency x{cal.TUNER_LATENCY_SCALE.value:g}, channel ramp, ring pipeline fill")
+                f"({launch}), latency scale of the transport, delivered link bandwidth, channel ramp, ring pipeline fill")
         if not fabric.p2p:
             note += "; bandwidth input: the host-staged calibration (NCCL's tuner has no host-staging model)"
         if multi_node:
@@ -663,7 +698,7 @@ def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, fabric: Fabric | str | 
     Examples
     --------
     >>> round(all_reduce_time_s(64 * 2**20, 4, fabric=make_fabric("pcie4", p2p=False)) * 1e3, 1)
-    10.3
+    9.9
     """
     return collective_cost("all_reduce", msg_bytes, num_ranks=num_ranks, fabric=fabric, algorithm=algorithm,
                            protocol=protocol).time_s

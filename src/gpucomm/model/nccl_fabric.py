@@ -26,7 +26,7 @@ from gpucomm import GpucommError
 from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.fabric import Fabric
 from gpucomm.model.hardware import calibration as cal
-from gpucomm.model.hardware import get_gpu, get_inter_socket_link
+from gpucomm.model.hardware import get_gpu, get_inter_socket_link, get_link
 
 __all__ = ["DEFAULT_NCCL_VERSION", "COMPUTE_CAPABILITY", "compute_capability", "parse_nccl_version",
            "fabric_to_comm", "comm_and_table"]
@@ -129,6 +129,12 @@ def _pcie_gen(key: str) -> int:
     return int(key.removeprefix("pcie"))
 
 
+def _delivered_bw(pcie_key: str, *, p2p: bool) -> float:
+    """What a PCIe link delivers to a large-message ring, bytes/s per direction (nominal x its efficiency)."""
+    link = get_link(pcie_key)
+    return link.bw_bytes_per_s * cal.link_efficiency(link.key, link.kind, p2p=p2p).value
+
+
 def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT_NCCL_VERSION) -> nt.Comm:
     """The communicator NCCL would build for ``num_ranks`` GPUs of ``fabric``.
 
@@ -176,8 +182,7 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
             bw, type_intra = nominal_pci, "PXB"
         else:
             # host-staged copies: the calibrated rate, shared by the GPUs behind one uplink (see cost.per_gpu_bw...)
-            from gpucomm.model.hardware import get_link
-            bw = get_link(pcie_key).bw_bytes_per_s * cal.HOST_STAGED_EFFICIENCY.value / min(fabric.gpus_per_uplink, g)
+            bw = _delivered_bw(pcie_key, p2p=False) / min(fabric.gpus_per_uplink, g)
             type_intra = "PHB"
         if fabric.inter_socket is not None:
             bw = min(bw, get_inter_socket_link(fabric.inter_socket).bw_bytes_per_s)
@@ -188,8 +193,9 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
         nic_bw = get_network(fabric.network).bw_bytes_per_s * cal.NET_EFFICIENCY.value
         if link.kind == "pcie":
             # GPUDirect RDMA reads GPU memory over the GPU's own PCIe link (staged through host memory without P2P):
-            # NCCL's search counts the GPU-to-NIC path, which a star of one link per GPU does not hold
-            nic_bw = min(nic_bw, bw)
+            # NCCL's search counts the GPU-to-NIC path, which a star of one link per GPU does not hold; the link
+            # delivers its measured share of the nominal rate, as inside the node (cost._delivered_bw_ratio)
+            nic_bw = min(nic_bw, bw if not fabric.p2p else _delivered_bw(link.key, p2p=True))
     return nt.build_comm(cc, num_ranks, bw, num_nodes=nodes, type_intra=type_intra, nvswitch=nvswitch,
                          nic_bw_bytes_per_s=nic_bw, nics_per_node=fabric.nics_per_node,
                          nvls_support=None if fabric.p2p else False, nccl_version=tuple(nccl_version))

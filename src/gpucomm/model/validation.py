@@ -142,12 +142,13 @@ CASES = (
              "network efficiency (fitted on its successor TCPXO, C08) gives"),
     Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", make_fabric("nvlink3"), algorithm="ring"),
     Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3"),
-         why="the tuner-latency scale (fitted on NVLink A100) doubles NCCL's PCI step latency, which this PCIe switch beats"),
-    Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", make_fabric("pcie4", p2p=False)),
+         why="NCCL's own PCI step latency (the NVLink latency scale is not applied to PCIe)"),
+    Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", make_fabric("pcie4", p2p=False),
+         in_sample=True, why="the host-memory latency scale is fitted on this case"),
     Case("C29", "small_latency", "time", "2x DGX Spark over one 200 Gb/s RoCE link, 8 KiB",
          make_fabric("nvlink5", num_nodes=2, network="eth_200g")),
     Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", make_fabric("pcie5"), measured=25.47,
-         msg_bytes=8, why="as C41: NCCL's PCI step latency (1 us per LL step), doubled by the scale fitted on NVLink"),
+         msg_bytes=8, why="as C41: NCCL's PCI step latency (1 us per LL step)"),
     Case("C08s", "small_latency", "time", "2 nodes x 8 H100 over GPUDirect-TCPXO, 8 B",
          make_fabric("nvlink4", num_nodes=2, network="eth_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
          why="TCPXO moves data through a host-side TCP stack: ~120 us floor, not in the model"),
@@ -242,7 +243,7 @@ def validate() -> list[Result]:
         model inputs :func:`gpucomm.model.cost.collective_cost` rejects (``tests/test_validation.py`` runs it).
     """
     results = [_predict(c) for c in CASES]
-    # calibration.TUNER_LATENCY_SCALE and PIPELINE_FILL_FRACTION are fitted on the Azure sweep below 64 MiB; nothing
+    # calibration.TUNER_LATENCY_SCALE["nvlink"] and PIPELINE_FILL_FRACTION are fitted on the Azure sweep below 64 MiB; nothing
     # is fitted on the H200 sweep (NCCL versions as the sources state: 2.18.5 on Azure, 2.27.7 with torch on H200)
     results += _sweep("azure_a100_allreduce_busbw.csv", "Azure A100x8", "nvlink3", 1024, 64 * 2**20,
                       "the tuner-latency scale and the pipeline-fill fraction are fitted on this sweep below 64 MiB",

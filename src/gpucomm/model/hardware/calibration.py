@@ -139,12 +139,37 @@ NET_STEP_LATENCY_S = Parameter(
     "hardware latency per network step (src/graph/tuning.cc). GPUDirect-TCPXO (case C08) is much slower (~120 us floor).")
 
 
-TUNER_LATENCY_SCALE = Parameter(
-    "tuner_latency_scale", 2.0, "multiple of NCCL's tuner latency",
-    "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
-    "NCCL's tuner latency (base + per-step hardware latency, src/graph/tuning.cc) ranks alternatives; measured small "
-    "all_reduce times are about twice it. Fitted on the Azure ND A100 v4 8-GPU sweep below 64 MiB (case C17, "
-    "in-sample: predicted/measured median 0.37 -> 1.00 below 1 MiB); the 8x H200 sweep is out of sample (0.41 -> 1.10).")
+TUNER_LATENCY_SCALE = {
+    "nvlink": Parameter(
+        "tuner_latency_scale_nvlink", 2.0, "multiple of NCCL's tuner latency",
+        "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
+        "A fit. NCCL's tuner latency (base + steps x per-hop hardware latency, src/graph/tuning.cc) ranks "
+        "alternatives; measured small all_reduce times behind NVLink are about twice it (DGX A100 ring at 8 B: the "
+        "per-step slope of nccl-tests issue #123 is 1.98 us against the tuner's 0.6 us). Fitted on the Azure ND A100 "
+        "v4 8-GPU sweep below 64 MiB (case C17, in-sample: predicted/measured median 0.37 -> 1.00 below 1 MiB); the "
+        "8x H200 sweep is out of sample (0.41 -> 1.10)."),
+    "pci": Parameter(
+        "tuner_latency_scale_pci", 1.0, "multiple of NCCL's tuner latency",
+        "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
+        "Not a fit: NCCL's own PCI row (1 us per LL step) already matches PCIe P2P measurements, out of sample: "
+        "8x RTX 5090 at 8 B, 25.5 us measured against 24.1 us (case P01s); 4x V100 behind a PCIe switch at 4 KiB, "
+        "19.4 us against 18.1 us (case C41). The NVLink scale would double both."),
+    "shm": Parameter(
+        "tuner_latency_scale_shm", 2.0, "multiple of NCCL's tuner latency",
+        "https://github.com/NVIDIA/nccl/issues/1530",
+        "A fit. Without P2P every step goes through host memory (SHM transport), which NCCL's tuner prices as a PCI "
+        "step: 8x RTX 4090 at 8 B takes 42.56 us (case C26, in-sample) against 3.5 us launch + 20.6 us tuner "
+        "latency; 2.0 (the NVLink value) gives 44.7 us, so one value serves both."),
+    "net": Parameter(
+        "tuner_latency_scale_net", 2.0, "multiple of NCCL's tuner latency",
+        "https://github.com/NVIDIA/dgx-spark-playbooks/pull/103",
+        "Not fitted on a network: across nodes the NVLink value is kept, and checked out of sample on 2x DGX Spark "
+        "over one 200 Gb/s RoCE link, 8 KiB all_reduce, 35.15 us measured against 38.2 us (case C29). "
+        "GPUDirect-TCPXO (case C08) has a ~120 us floor of its own that NCCL's network rows do not describe."),
+}
+"""A fit per transport of the collective's hops (NVLink, PCIe P2P, host memory, network): the multiple of NCCL's
+tuner latency that measured small-message times show. The scale applies to the latency term only; NCCL's choice
+is made on its unscaled estimate, as NCCL does."""
 
 PIPELINE_FILL_FRACTION = Parameter(
     "pipeline_fill_fraction", 0.35, "fraction of one protocol step per ring hop",
@@ -169,6 +194,29 @@ LAUNCH_S = {
 """Launch term per call by launch mode, added to NCCL's estimate (which has none)."""
 
 
+def link_efficiency(link_key: str, link_kind: str, *, p2p: bool = True) -> Parameter:
+    """The large-message efficiency that applies to a GPU link: what fraction of its nominal rate a ring delivers.
+
+    Parameters
+    ----------
+    link_key : str
+        Catalog key of the link (``"nvlink4"``, ``"pcie5"``, a bridge key).
+    link_kind : str
+        ``"nvlink"`` or ``"pcie"``.
+    p2p : bool
+        False: NCCL stages through host memory (PCIe only).
+
+    Returns
+    -------
+    Parameter
+        :data:`RING_EFFICIENCY` of that NVLink (:data:`DEFAULT_NVLINK_RING_EFFICIENCY` without a measurement),
+        :data:`PCIE_P2P_EFFICIENCY` or :data:`HOST_STAGED_EFFICIENCY`.
+    """
+    if link_kind == "nvlink":
+        return RING_EFFICIENCY.get(link_key, DEFAULT_NVLINK_RING_EFFICIENCY)
+    return PCIE_P2P_EFFICIENCY if p2p else HOST_STAGED_EFFICIENCY
+
+
 def all_parameters() -> list[Parameter]:
     """Every calibration parameter, for documentation pages and source checks.
 
@@ -176,9 +224,9 @@ def all_parameters() -> list[Parameter]:
     -------
     list of Parameter
         Each module-level :class:`Parameter` once, the per-link dicts' entries included
-        (:data:`RING_EFFICIENCY`, :data:`NVLS_MIN_RANKS`).
+        (:data:`RING_EFFICIENCY`, :data:`NVLS_MIN_RANKS`, :data:`TUNER_LATENCY_SCALE`, :data:`LAUNCH_S`).
     """
     return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
             LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
             NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S,
-            TUNER_LATENCY_SCALE, PIPELINE_FILL_FRACTION, *LAUNCH_S.values()]
+            *TUNER_LATENCY_SCALE.values(), PIPELINE_FILL_FRACTION, *LAUNCH_S.values()]
