@@ -153,6 +153,7 @@ def test_validate_fits_the_terminal_and_lists_sweeps_on_request():
     every = subprocess.run([sys.executable, "-m", "gpucomm", "validate", "--all"], capture_output=True, text=True,
                            env={**os.environ, "COLUMNS": "220"})
     assert "Azure A100x8 1G" in every.stdout and "H200x8 16GiB" in every.stdout
+    assert "S01 16GiB" in every.stdout and "S03 8GiB" in every.stdout
 
 
 def test_cost_shows_nccls_pick_every_alternative_and_the_new_flags(capsys):
@@ -184,4 +185,7 @@ def test_validate_json_has_the_sweep_bands_and_the_issue_targets(capsys):
     data = json.loads(capsys.readouterr().out)
     assert {"results", "summary", "sweep_bands", "targets"} <= set(data)
     assert {b["band"] for b in data["sweep_bands"]} == {"< 1 MiB", "1-64 MiB", ">= 64 MiB"}
+    sample = {(b["sweep"], b["in_sample"]) for b in data["sweep_bands"]}
+    assert ("Azure A100x8", True) in sample and ("S01", False) in sample and ("S05", False) in sample
+    assert not any(in_sample for sweep, in_sample in sample if sweep.startswith("S"))
     assert all({"name", "reached", "met"} <= set(t) for t in data["targets"])

@@ -26,7 +26,7 @@ def register(subparsers) -> None:
     """Add the ``validate`` parser to ``subparsers``; its ``func`` is :func:`run`."""
     val = subparsers.add_parser("validate", help="the model against every bundled published measurement")
     val.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
-    val.add_argument("--all", action="store_true", help="also list every size of the two full sweeps")
+    val.add_argument("--all", action="store_true", help="also list every size of the full sweeps")
     val.set_defaults(func=run)
 
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the validation tables (or ``--json``); return 0."""
     import shutil
 
-    from gpucomm.model.validation import summarize, sweep_bands, targets, validate
+    from gpucomm.model.validation import SWEEPS, summarize, sweep_bands, targets, validate
 
     results = validate()
     summary = summarize(results)
@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
                      algorithm=r.algorithm, note=("fitted here; " if r.in_sample else "") + r.why)
         rows.append([cells[c] for c in columns])
     hidden = len(results) - len(shown)
-    note = (f"{hidden} sizes of the two full sweeps (Azure A100x8, H200x8) are counted in the summary; --all lists them"
-            if hidden else None)
+    note = (f"{hidden} sizes of the full sweeps ({', '.join(s.sweep_id for s in SWEEPS)}) are counted in the summary; "
+            "--all lists them" if hidden else None)
     print_table("all_reduce: model vs published measurements", columns, rows,
                 right_aligned=("measured", "model", "error"), width=width, note=note)
     print_table("summary (out-of-sample only)",

@@ -1,6 +1,6 @@
 """The model against published measurements: every case, predicted vs measured, and summary figures.
 
-Each case of ``gpucomm/data/cases.csv`` (and each size of the two bundled sweeps) is mapped
+Each case of ``gpucomm/data/cases.csv`` (and each size of the bundled sweeps, :data:`SWEEPS`) is mapped
 below to the model inputs that describe its hardware, with the NCCL release the source states
 (the model follows that release's tuner, :mod:`gpucomm.model.nccl_tuner`). Cases whose numbers
 were used to fit a parameter are marked ``in_sample``: they show the fit, not a prediction.
@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.cost import collective_cost
-from gpucomm.model.fabric import Fabric, make_fabric
+from gpucomm.model.fabric import Fabric, make_fabric, system_fabric
 from gpucomm.model.hardware import get_inter_socket_link
 from gpucomm.model.hardware.gpus import bridge_link
 from gpucomm.model.measurements import case, llama70b_tp4_4xa100, read_bundled_csv
 from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION
+from gpucomm.model.units import format_size
 
 GROUPS = ("nvlink_large", "pcie_large", "network_large", "small_latency")
 """large-message busbw on NVLink/NVSwitch, on PCIe and across nodes (collectives other than the all_reduce
@@ -208,23 +209,109 @@ def _predict(c: Case) -> Result:
                   msg_bytes=size)
 
 
-def _sweep(name: str, label: str, link: str, min_bytes: int, fitted_below_bytes: int, fitted_why: str,
-           nccl_version: str) -> list[Result]:
-    """Every size of a bundled sweep from ``min_bytes``; sizes below ``fitted_below_bytes`` were used to fit
-    parameters, so they are marked in-sample (0: the whole sweep is out of sample)."""
-    rows, _ = read_bundled_csv(name)
+@dataclass(frozen=True)
+class Sweep:
+    """A bundled published sweep (every message size of one run) and the model inputs that describe its system.
+
+    ``source`` is a bundled CSV (``bytes``, ``n_gpus``, ``busbw_GBps`` columns) or ``nccl_logs/<ID>.txt``, whose
+    in-place rows :mod:`gpucomm.measure`'s parser wrote into :data:`LOG_SWEEPS_CSV` (the model layer cannot import
+    the parser; a test checks the CSV against the logs). Sizes from ``min_bytes`` are compared; sizes below
+    ``fitted_below_bytes`` were used to fit a parameter and are in-sample (0: the whole sweep is out of sample).
+    """
+
+    sweep_id: str
+    label: str
+    source: str
+    fabric: Fabric
+    nccl_version: str | None  # the release the source states; None: the model's default (DEFAULT_NCCL_VERSION)
+    collective: str = "all_reduce"
+    algorithm: str = "auto"
+    min_bytes: int = 0
+    fitted_below_bytes: int = 0
+    fitted_why: str = ""
+    why: str = ""  # what is uncertain about the system or the model inputs
+
+
+LOG_SWEEPS_CSV = "nccl_log_sweeps.csv"
+"""In-place rows of the bundled nccl-tests logs that :data:`SWEEPS` names (``scripts/extract_log_sweeps.py``)."""
+
+_ALL_GATHER_SIZE = "nccl-tests' size column: the gathered buffer, ranks x each rank's part"
+
+SWEEPS = (
+    # calibration.TUNER_LATENCY_SCALE and PIPELINE_FILL_FRACTION are fitted on the Azure A100 sweep below 64 MiB
+    Sweep("Azure A100x8", "Azure ND A100 v4, 8x A100 SXM4 (NVSwitch), page-quoted busbw",
+          "azure_a100_allreduce_busbw.csv", make_fabric("nvlink3"), "2.18.5", min_bytes=1024,
+          fitted_below_bytes=64 * 2**20,
+          fitted_why="the tuner-latency scale and the pipeline-fill fraction are fitted on this sweep below 64 MiB"),
+    Sweep("H200x8", "8x H200 SXM (NVSwitch), torch.distributed all_reduce", "mleng_8xH200_torch_allreduce.csv",
+          make_fabric("nvlink4"), "2.27.7", min_bytes=32 * 2**10),
+    Sweep("S01", "2 nodes x 8 H100 SXM (HGX), 8x 400 Gb/s InfiniBand", "nccl_logs/S01.txt",
+          system_fabric("dgx_h100", num_nodes=2), "2.26.2",
+          why="Dell XE9680 (HGX H100, 8 ConnectX-7 NDR per node): the DGX H100 entry of the catalog, same GPUs, "
+              "NVSwitch and NICs"),
+    Sweep("S02", "4 nodes x 8 H100 SXM (VMs), 8x 400 Gb/s InfiniBand", "nccl_logs/S02.txt",
+          system_fabric("dgx_h100", num_nodes=4), "2.26.2",
+          why="virtual machines with a hand-written NCCL topology file (the poster's 2-node runs on them reach the "
+              "bare-metal S01 figures); the catalog has no VM overhead"),
+    Sweep("S03", "all_gather, 2 nodes x 8 B200 (GCP A4), 8x 400 Gb/s RoCE (gIB)", "nccl_logs/S03.txt",
+          system_fabric("dgx_b200", num_nodes=2, network="eth_400g"), "2.26.6", collective="all_gather",
+          why="a Kubernetes DRA wiring demo, not a tuned run: it peaks at 263 GB/s where M01 (same GPUs and NICs) "
+              f"reaches more; sizes are {_ALL_GATHER_SIZE}"),
+    Sweep("S04", "Azure ND H200 v5, 8x H200 (NVSwitch), page-quoted busbw", "azure_nd_h200_v5_allreduce_busbw.csv",
+          system_fabric("dgx_h200"), "2.20.5", min_bytes=1024,
+          why="the page quotes one busbw per size (in-place) labelled NVLS; NCCL picks NVLS only for large sizes, "
+              "so the model's own choice (auto) is compared"),
+    Sweep("S05", "Azure ND GB200 v6, 4x GB200 (one VM of an NVL72), ring, page-quoted busbw",
+          "azure_nd_gb200_v6_allreduce_busbw.csv", system_fabric("gb200_nvl72"), "2.25.1", algorithm="ring",
+          min_bytes=1024,
+          why="ranks not stated: 4 assumed (one ND GB200 v6 VM); the page says the Ring algorithm, which the model "
+              "is forced to"),
+)
+"""Every bundled sweep compared size by size. Only the Azure A100 sweep below 64 MiB was used in a fit; the others
+are wholly out of sample."""
+
+
+def log_sweep_names() -> list[str]:
+    """Names of the bundled nccl-tests logs :data:`SWEEPS` reads, in order.
+
+    Returns
+    -------
+    list of str
+        Log names (``"S01"``), the files ``nccl_logs/<name>.txt`` whose in-place rows :data:`LOG_SWEEPS_CSV` holds.
+
+    Examples
+    --------
+    >>> log_sweep_names()[0]
+    'S01'
+    """
+    return [s.source.split("/")[1].removesuffix(".txt") for s in SWEEPS if s.source.startswith("nccl_logs/")]
+
+
+def _sweep_rows(s: Sweep) -> list[dict]:
+    if s.source.startswith("nccl_logs/"):
+        log = s.source.split("/")[1].removesuffix(".txt")
+        return [r for r in read_bundled_csv(LOG_SWEEPS_CSV)[0] if r["log"] == log]
+    return read_bundled_csv(s.source)[0]
+
+
+def _sweep(s: Sweep) -> list[Result]:
+    """Every size of a bundled sweep from ``min_bytes``, predicted vs measured (time per operation)."""
     out = []
-    for r in rows:
+    for r in _sweep_rows(s):
         size, n, busbw = int(r["bytes"]), int(r["n_gpus"]), float(r["busbw_GBps"])
-        if size < min_bytes:
+        if size < s.min_bytes:
             continue
-        cost = collective_cost("all_reduce", size, num_ranks=n, fabric=link, nccl_version=nccl_version)
-        measured_us = size * busbw_factor("all_reduce", n) / (busbw * 1e9) * 1e6
+        cost = collective_cost(s.collective, size, num_ranks=n, fabric=s.fabric, algorithm=s.algorithm,
+                               nccl_version=s.nccl_version or DEFAULT_NCCL_VERSION)
+        # a log gives the time as printed; a page quoting busbw alone gives it through nccl-tests' busbw factor
+        measured_us = float(r["time_us"]) if r.get("time_us") else \
+            size * busbw_factor(s.collective, n) / (busbw * 1e9) * 1e6
         group = "small_latency" if size <= SMALL_MESSAGE_MAX_BYTES else "sweep"
-        in_sample = size < fitted_below_bytes
-        out.append(Result(f"{label} {r.get('size_label') or r.get('payload')}", group, f"{label} sweep", "time",
-                          measured_us, cost.time_s * 1e6, cost.algorithm, in_sample, fitted_why if in_sample else "",
-                          msg_bytes=size, sweep=label, busbw_gb_per_s=busbw))
+        in_sample = size < s.fitted_below_bytes
+        label = r.get("size_label") or r.get("payload") or format_size(size).replace(" ", "")
+        out.append(Result(f"{s.sweep_id} {label}", group, f"{s.sweep_id} sweep", "time", measured_us,
+                          cost.time_s * 1e6, cost.algorithm, in_sample, s.fitted_why if in_sample else s.why,
+                          msg_bytes=size, sweep=s.sweep_id, busbw_gb_per_s=busbw))
     return out
 
 
@@ -234,7 +321,7 @@ def validate() -> list[Result]:
     Returns
     -------
     list of Result
-        Cases of :data:`CASES` first, then the Azure A100 and 8x H200 sweeps (time per size).
+        Cases of :data:`CASES` first, then every size of each sweep of :data:`SWEEPS` (time per size).
 
     Raises
     ------
@@ -243,12 +330,8 @@ def validate() -> list[Result]:
         model inputs :func:`gpucomm.model.cost.collective_cost` rejects (``tests/test_validation.py`` runs it).
     """
     results = [_predict(c) for c in CASES]
-    # calibration.TUNER_LATENCY_SCALE["nvlink"] and PIPELINE_FILL_FRACTION are fitted on the Azure sweep below 64 MiB; nothing
-    # is fitted on the H200 sweep (NCCL versions as the sources state: 2.18.5 on Azure, 2.27.7 with torch on H200)
-    results += _sweep("azure_a100_allreduce_busbw.csv", "Azure A100x8", "nvlink3", 1024, 64 * 2**20,
-                      "the tuner-latency scale and the pipeline-fill fraction are fitted on this sweep below 64 MiB",
-                      "2.18.5")
-    results += _sweep("mleng_8xH200_torch_allreduce.csv", "H200x8", "nvlink4", 32 * 2**10, 0, "", "2.27.7")
+    for s in SWEEPS:
+        results += _sweep(s)
     return results
 
 

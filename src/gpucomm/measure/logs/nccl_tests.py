@@ -1360,3 +1360,50 @@ def read_bundled_log(name: str, **overrides) -> ParsedLog:
     """
     return parse_nccl_tests(bundled_log_text(name), **overrides)
 
+
+
+LOG_SWEEPS_CSV = "nccl_log_sweeps.csv"
+"""The bundled CSV (``gpucomm/model/data``) holding the in-place rows of the logs the validation sweeps name."""
+
+
+def log_sweeps_csv(names: list[str]) -> str:
+    """The text of :data:`LOG_SWEEPS_CSV`: the in-place rows of bundled logs, as this parser reads them.
+
+    The model layer cannot import this parser (imports point down only), so the rows that
+    :mod:`gpucomm.model.validation` compares with the model are written once into a CSV by
+    ``scripts/extract_log_sweeps.py``; ``tests/measure/test_nccl_tests_log.py`` checks that the file
+    equals this function's output, so the CSV cannot drift from the logs.
+
+    Parameters
+    ----------
+    names : list of str
+        Bundled log names (``"S01"``), in the order to write them.
+
+    Returns
+    -------
+    str
+        Comment lines (where the rows come from), a header ``log,bytes,n_gpus,busbw_GBps,time_us``
+        and one line per in-place measurement: size in bytes, ranks, busbw in GB/s and time in
+        microseconds as printed.
+
+    Raises
+    ------
+    GpucommError
+        An unknown log, or one whose rank count the parser cannot tell.
+
+    Examples
+    --------
+    >>> log_sweeps_csv(["C06"]).splitlines()[3]
+    'C06,1073741824,4,368.83,4366.8'
+    """
+    lines = ["# source: the bundled nccl-tests logs nccl_logs/<log>.txt (each log's first line gives its URL)",
+             "# in-place rows of the logs named by gpucomm.model.validation.SWEEPS, written by "
+             "scripts/extract_log_sweeps.py with gpucomm.measure's nccl-tests parser; do not edit by hand",
+             "log,bytes,n_gpus,busbw_GBps,time_us"]
+    for name in names:
+        log = read_bundled_log(name)
+        ranks = log.metadata.get("num_ranks")
+        if not ranks:
+            raise GpucommError(f"bundled log {name!r}: the rank count cannot be read from it")
+        lines += [f"{name},{r.size_bytes},{ranks},{r.busbw_gbps:g},{r.time_us:g}" for r in log.in_place()]
+    return "\n".join(lines) + "\n"
