@@ -23,10 +23,10 @@ def test_every_case_maps_to_a_bundled_measurement(results):
 def test_large_message_nvlink_busbw_within_15_percent_out_of_sample(results):
     summary = {s.group: s for s in summarize(results)}
     assert summary["nvlink_large"].median_abs_error < 0.10  # the issue's figure, on the median
-    explained = {"C28", "C01"}  # NCCL 2.6 on a 2080 Ti bridge; NCCL's 12 GB/s per sm86 NVLink: documented misses
+    explained = {"C28"}  # NCCL 2.6 on a 2080 Ti bridge, an ambiguous size column: a documented miss
     for r in results:
         if r.group == "nvlink_large" and r.case_id not in explained:
-            assert abs(r.error) < 0.15, r
+            assert abs(r.error) < 0.10, r  # the issue's figure for every case
 
 
 def test_large_message_pcie_busbw_within_40_percent_out_of_sample(results):
@@ -48,14 +48,17 @@ def test_summary_counts_cases_meeting_each_target(results):
     assert summary["sweep"].within_target is None and summary["sweep"].target == ""
 
 
-HELD_SWEEPS = {"Azure A100x8", "H200x8"}
-"""Sweeps the model is held to everywhere; the others (S01...) are reported by size band, their misses explained."""
+HELD_SWEEPS = {"Azure A100x8", "H200x8", "S04", "S05"}
+"""Single-node sweeps, held to 25 % at every size above 64 KiB; the multi-node ones (S01, S02) to 35 %; S03 is a
+disturbed run, reported and not counted."""
 
 
 def test_sweeps_within_25_percent_everywhere(results):
     for r in results:
         if r.group == "sweep" and r.sweep in HELD_SWEEPS:
             assert abs(r.error) < 0.25, r
+        if r.group == "sweep" and r.sweep in ("S01", "S02"):
+            assert abs(r.error) < 0.35, r
 
 
 def test_every_declared_sweep_is_compared_and_reported(results):
@@ -76,9 +79,11 @@ def test_at_least_a_third_of_the_sweeps_are_out_of_every_fit(results):
     from gpucomm.model.validation import SWEEPS
 
     out = [s.sweep_id for s in SWEEPS if not any(r.in_sample for r in results if r.sweep == s.sweep_id)]
-    assert len(out) * 3 >= len(SWEEPS) and "H200x8" in out and "S01" in out
-    # only the Azure A100 sweep below 64 MiB was fitted on (latency scale, pipeline fill)
-    assert {r.sweep for r in results if r.sweep and r.in_sample} == {"Azure A100x8"}
+    assert len(out) * 3 >= len(SWEEPS) and "H200x8" in out and "S02" in out
+    # fitted on: the Azure A100 and H200 v5 sweeps below 64 MiB, the GB200 and 2-node H100 ones below 1 MiB
+    assert {r.sweep for r in results if r.sweep and r.in_sample} == {"Azure A100x8", "S01", "S04", "S05"}
+    # every sweep's large sizes stay out of sample
+    assert not any(r.in_sample for r in results if r.sweep and r.msg_bytes >= 64 * 2**20)
 
 
 def test_small_message_latency_within_factor_2_on_nvlink_and_pcie(results):
@@ -128,12 +133,10 @@ def test_validation_figure_keeps_case_order_and_shows_every_target(results):
 def test_sweep_targets_of_the_model_issue_are_met_out_of_sample(results):
     from gpucomm.model.validation import sweep_bands, targets
 
-    held = [r for r in results if not r.sweep or r.sweep in HELD_SWEEPS]
-    met = {t.name: t.met for t in targets(held)}
+    met = {t.name: t.met for t in targets(results)}
     assert all(v for k, v in met.items() if k.startswith("sweep")), met
-    # with every sweep the large-message band still meets its figure; below 64 MiB the new sweeps do not (reported)
-    met_all = {t.name: t.met for t in targets(results)}
-    assert met_all["sweep median |error| >= 64 MiB (<= 12%)"], met_all
+    # a disturbed run is reported but does not count: it changes no target
+    assert targets(results) == targets([r for r in results if r.sweep != "S03"])
     bands = sweep_bands(results)
     # the H200 sweep is out of every fit; the Azure one below 64 MiB is in-sample (latency scale)
     assert {b.sweep for b in bands if not b.in_sample} == {"Azure A100x8", "H200x8", "S01", "S02", "S03", "S04", "S05"}

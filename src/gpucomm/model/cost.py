@@ -460,7 +460,9 @@ def _latency_transport(fabric: Fabric, graph: nt.Graph) -> str:
         return "net"
     if not fabric.p2p:
         return "shm"
-    return "nvlink" if graph.type_intra == "NVL" else "pci"
+    if graph.type_intra != "NVL":
+        return "pci"
+    return fabric.link.key if fabric.link.key in cal.TUNER_LATENCY_SCALE else "nvlink"
 
 
 def _delivered_bw_ratio(fabric: Fabric, n: int, comm: nt.Comm, table: nt.TunerTable, collective: str,
@@ -534,6 +536,14 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
             # a rank's share of a channel spans several steps: the first step crosses n-1 hops before the ring is
             # full (below one step there is no pipeline, and the n-1 hops are already the bandwidth term)
             transfer += cal.PIPELINE_FILL_FRACTION.value * (n - 1) * step_bytes / bw_per_channel
+    if a in ("nvls", "nvls_tree"):
+        chunk_bytes = cal.NVLS_CHUNK_BYTES.value
+        chunks = size / (channels * chunk_bytes)
+        if chunks > 1:
+            # as the ring's fill: the first chunks cross the switch and back before every stage is busy (never more
+            # chunks than the channel has after its first)
+            bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / channels
+            transfer += min(cal.NVLS_PIPELINE_FILL_CHUNKS.value, chunks - 1) * chunk_bytes / bw_per_channel
     scale = cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph(a))].value
     return a, p, tuner_lat * scale, transfer, pick[(a, p)], channels, alternatives
 

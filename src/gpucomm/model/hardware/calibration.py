@@ -140,14 +140,31 @@ NET_STEP_LATENCY_S = Parameter(
 
 
 TUNER_LATENCY_SCALE = {
-    "nvlink": Parameter(
-        "tuner_latency_scale_nvlink", 2.0, "multiple of NCCL's tuner latency",
+    "nvlink3": Parameter(
+        "tuner_latency_scale_nvlink3", 2.0, "multiple of NCCL's tuner latency",
         "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
         "A fit. NCCL's tuner latency (base + steps x per-hop hardware latency, src/graph/tuning.cc) ranks "
         "alternatives; measured small all_reduce times behind NVLink are about twice it (DGX A100 ring at 8 B: the "
         "per-step slope of nccl-tests issue #123 is 1.98 us against the tuner's 0.6 us). Fitted on the Azure ND A100 "
         "v4 8-GPU sweep below 64 MiB (case C17, in-sample: predicted/measured median 0.37 -> 1.00 below 1 MiB); the "
         "8x H200 sweep is out of sample (0.41 -> 1.10)."),
+    "nvlink4": Parameter(
+        "tuner_latency_scale_nvlink4", 1.35, "multiple of NCCL's tuner latency",
+        "https://github.com/Azure/AI-benchmarking-guide/blob/7f20e5fa/Azure_Results/ND_H200_v5_results.md",
+        "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of the Azure ND H200 v5 8-GPU "
+        "nccl-tests sweep (NCCL 2.20.5; sweep S04, in-sample below 1 MiB, out of sample from 1 MiB). Checked out of "
+        "sample on the 8x H200 torch.distributed sweep (ml-engineering) and the H100 cases."),
+    "nvlink5": Parameter(
+        "tuner_latency_scale_nvlink5", 1.10, "multiple of NCCL's tuner latency",
+        "https://github.com/Azure/AI-benchmarking-guide/blob/2a370be6/Azure_Results/ND_GB200_v6_results.md",
+        "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of the Azure ND GB200 v6 "
+        "4-GPU ring sweep (NCCL 2.25.1; sweep S05, in-sample below 1 MiB, out of sample from 1 MiB). Each NVLink "
+        "generation needs less of a margin over NCCL's tuner, whose NVLink row is the same for all of them."),
+    "nvlink": Parameter(
+        "tuner_latency_scale_nvlink", 2.0, "multiple of NCCL's tuner latency",
+        "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
+        "Not fitted: NVLink links without a sweep of their own (NVLink 1-2, the bridges of A40, RTX and H100 PCIe "
+        "cards) take the NVLink 3.0 value, the oldest fitted generation."),
     "pci": Parameter(
         "tuner_latency_scale_pci", 1.0, "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
@@ -161,10 +178,12 @@ TUNER_LATENCY_SCALE = {
         "step: 8x RTX 4090 at 8 B takes 42.56 us (case C26, in-sample) against 3.5 us launch + 20.6 us tuner "
         "latency; 2.0 (the NVLink value) gives 44.7 us, so one value serves both."),
     "net": Parameter(
-        "tuner_latency_scale_net", 2.0, "multiple of NCCL's tuner latency",
-        "https://github.com/NVIDIA/dgx-spark-playbooks/pull/103",
-        "Not fitted on a network: across nodes the NVLink value is kept, and checked out of sample on 2x DGX Spark "
-        "over one 200 Gb/s RoCE link, 8 KiB all_reduce, 35.15 us measured against 38.2 us (case C29). "
+        "tuner_latency_scale_net", 0.90, "multiple of NCCL's tuner latency",
+        "https://github.com/NVIDIA/nccl-tests/issues/309",
+        "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of a 2-node x 8 H100 "
+        "InfiniBand NDR all_reduce sweep (NCCL 2.26.2; sweep S01, in-sample below 1 MiB). Across nodes NCCL's "
+        "tuner slightly overestimates small-message time; checked out of sample on 4 nodes (sweep S02) and on 2x DGX "
+        "Spark over one RoCE link (case C29, which is 1.8x slower than this scale gives). "
         "GPUDirect-TCPXO (case C08) has a ~120 us floor of its own that NCCL's network rows do not describe."),
 }
 """A fit per transport of the collective's hops (NVLink, PCIe P2P, host memory, network): the multiple of NCCL's
@@ -179,6 +198,21 @@ PIPELINE_FILL_FRACTION = Parameter(
     "the ring is busy. A full step per hop overshoots the Azure A100 mid band (1.36x, the proposal's own experiment "
     "overshot at 256-512 MiB); 0.35 of a step is fitted on the Llama-3-70B article's 64 MiB all_reduce on 4x A100 "
     "NVLink (603 us, in-sample) and checked on the Azure sweep's sizes from 64 MiB (out of sample).")
+
+NVLS_CHUNK_BYTES = Parameter(
+    "nvls_chunk_bytes", 128 * 1024, "bytes",
+    "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/nvls.cc",
+    "NCCL's constant, not a fit: NCCL_PARAM(NvlsChunkSize, \"NVLS_CHUNKSIZE\", 128 * 1024), the slice of a channel's "
+    "data that one NVLS step moves through the switch.")
+
+NVLS_PIPELINE_FILL_CHUNKS = Parameter(
+    "nvls_pipeline_fill_chunks", 3.0, "NVLS chunks per channel",
+    "https://github.com/Azure/AI-benchmarking-guide/blob/7f20e5fa/Azure_Results/ND_H200_v5_results.md",
+    "A fit. NVLS pipeline fill, outside NCCL's tuner: once a channel's share spans more than one chunk "
+    "(NVLS_CHUNK_BYTES), the first chunks go up to the switch, are reduced and come back before every stage of the "
+    "kernel is busy; the fill costs this many chunk times at the channel's bandwidth. Fitted so that the median "
+    "predicted/measured time is 1.0 over 1-64 MiB of the Azure ND H200 v5 8-GPU sweep (sweep S04, in-sample there); "
+    "out of sample on the 8x H200 torch.distributed sweep and, through NVLS Tree, the 2- and 4-node H100 sweeps.")
 
 LAUNCH_S = {
     "eager": Parameter(
@@ -229,4 +263,5 @@ def all_parameters() -> list[Parameter]:
     return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
             LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
             NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S,
-            *TUNER_LATENCY_SCALE.values(), PIPELINE_FILL_FRACTION, *LAUNCH_S.values()]
+            *TUNER_LATENCY_SCALE.values(), PIPELINE_FILL_FRACTION, NVLS_CHUNK_BYTES, NVLS_PIPELINE_FILL_CHUNKS,
+            *LAUNCH_S.values()]
