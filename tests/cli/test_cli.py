@@ -48,6 +48,7 @@ def test_size_suffixes(size):
     (["--link", "nvlink3", "--gpus", "4", "--size", "0"], "'0'"),
     (["--link", "nvlink3", "--gpus", "4", "--size", "12parsecs"], "parsecs"),
     (["--link", "nvlink3", "--no-p2p", "--gpus", "4", "--size", "1MiB"], "nvlink3"),
+    (["--link", "nvlink4", "--topology", "pairs", "--gpus", "4", "--size", "1MiB"], "h100_pcie"),
 ])
 def test_bad_input_exits_nonzero_with_one_clear_line(args, needle):
     out = run("cost", "all_reduce", *args)
@@ -154,6 +155,39 @@ def test_validate_fits_the_terminal_and_lists_sweeps_on_request():
                            env={**os.environ, "COLUMNS": "220"})
     assert "Azure A100x8 1G" in every.stdout and "H200x8 16GiB" in every.stdout
     assert "S01 16GiB" in every.stdout and "S03 8GiB" in every.stdout
+
+
+def test_an_unknown_system_is_one_line_listing_the_keys_and_help_lists_them_too():
+    from gpucomm.model.hardware import SYSTEMS
+
+    out = run("cost", "all_reduce", "--system", "dgx_h900", "--gpus", "8", "--size", "64MiB")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    line, = out.stderr.strip().splitlines()
+    assert "'dgx_h900'" in line and all(key in line for key in SYSTEMS) and "hgx_h200" in line
+    helped = run("cost", "--help").stdout
+    assert all(key in helped for key in SYSTEMS)
+
+
+@pytest.mark.parametrize("system,gpus,route", [
+    ("dgx_a100", 8, "through NVSwitch"), ("hgx_h100", 8, "through NVSwitch"), ("hgx_h200", 8, "through NVSwitch"),
+    ("dgx_b200", 8, "NVLink 5.0"), ("gb200_nvl72", 72, "NVLink 5.0"), ("hgx_h800", 8, "8 links"),
+    ("hgx_h20", 8, "through NVSwitch"), ("pcie_8x_h100_bridged", 8, "between pairs the ring crosses PCIe 5.0"),
+    ("pcie_8x_a40_bridged", 2, "no PCIe hop"), ("pcie_8x_a40_bridged", 8, "xgmi_zen2"),
+    ("pcie_8x_rtx4090", 8, "no P2P) and the socket link upi_skylake"), ("pcie_8x_rtx5090", 8, "PCIe 5.0 x16 (staged"),
+])
+def test_every_system_drives_cost_and_says_its_path(capsys, system, gpus, route):
+    from gpucomm.cli import main
+
+    assert main(["cost", "all_reduce", "--system", system, "--gpus", str(gpus), "--size", "64MiB", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert route in data["route"] and data["busbw_bytes_per_s"] > 0
+
+
+def test_cost_across_nodes_takes_the_systems_nics(capsys):
+    from gpucomm.cli import main
+
+    assert main(["cost", "all_reduce", "--system", "hgx_h800", "--gpus", "16", "--nodes", "2", "--size", "64MiB"]) == 0
+    assert "ib_ndr, 8 NICs per node" in capsys.readouterr().out
 
 
 def test_cost_shows_nccls_pick_every_alternative_and_the_new_flags(capsys):

@@ -184,6 +184,26 @@ def test_nvswitch_and_system_spot_values():
     assert get_system("hgx_b200") is get_system("dgx_b200")
 
 
+def test_added_systems_match_their_sources():
+    # H800: NVLink 400 GB/s bidir (8 links), 8 x 400 Gb/s ConnectX-7 per node (DeepSeek, arXiv 2505.09343)
+    h800 = get_system("hgx_h800")
+    assert get_gpu(h800.gpu_key).nvlink_bidir_marketing_bytes_per_s == 400e9 and get_gpu(h800.gpu_key).nvlink_links == 8
+    assert (h800.num_nics, h800.nic_key, h800.nvswitch_chips, h800.nvls) == (8, "ib_ndr", 4, True)
+    # H20 keeps H100's 900 GB/s
+    assert get_gpu(get_system("hgx_h20").gpu_key).nvlink_bidir_marketing_bytes_per_s == 900e9
+    assert get_system("hgx_h20").num_nics is None
+    # H100 PCIe: 600 GB/s bidir bridge between pairs, PCIe Gen5; A40: 112.5 GB/s bidir bridge, PCIe 4.0
+    h100 = get_system("pcie_8x_h100_bridged")
+    assert (h100.fabric, h100.nvlink_domain_size, get_gpu(h100.gpu_key).pcie_gen) == ("pcie+bridge", 2, 5)
+    assert get_gpu(h100.gpu_key).nvlink_bidir_marketing_bytes_per_s == 600e9
+    a40 = get_system("pcie_8x_a40_bridged")
+    assert get_gpu(a40.gpu_key).nvlink_bidir_marketing_bytes_per_s == 112.5e9 and get_gpu(a40.gpu_key).pcie_gen == 4
+    # GeForce boxes: no P2P with the stock driver; sockets as in their sources
+    assert [(get_system(k).p2p, get_system(k).inter_socket, get_gpu(get_system(k).gpu_key).pcie_gen)
+            for k in ("pcie_8x_rtx4090", "pcie_8x_rtx5090")] == [(False, "upi_skylake", 4), (False, "xgmi_zen5", 5)]
+    assert get_system("hgx_h200") is get_system("dgx_h200")
+
+
 @pytest.mark.parametrize("key", list(SYSTEMS))
 def test_systems_refer_to_catalog_entries(key):
     system = SYSTEMS[key]
@@ -199,6 +219,11 @@ def test_systems_refer_to_catalog_entries(key):
     if system.fabric == "pcie":
         assert gpu.nvlink_gen is None and system.nvlink_domain_size == 1
     assert 1 <= system.nvlink_domain_size <= system.num_gpus
+    if system.inter_socket is not None:
+        get_inter_socket_link(system.inter_socket)
+        assert system.fabric in ("pcie", "pcie+bridge")  # NVSwitch traffic does not cross the sockets
+    if system.fabric == "pcie+bridge":
+        assert gpu.nvlink_bridge and system.nvlink_domain_size == 2
 
 
 # --- lookups -------------------------------------------------------------------------------------

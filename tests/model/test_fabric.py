@@ -11,25 +11,62 @@ from gpucomm.model.hardware import SYSTEMS, get_gpu, get_link
 from gpucomm.model.planning import TP_LIMIT, max_tp_size
 from gpucomm.model.tp import tp_forward_comm, tp_step
 
-ALL_TO_ALL = [k for k, s in SYSTEMS.items() if s.fabric in ("nvswitch", "pcie")]
+MODELLED = [k for k, s in SYSTEMS.items() if s.fabric != "cube_mesh"]
 
 
-@pytest.mark.parametrize("key", ALL_TO_ALL)
+@pytest.mark.parametrize("key", MODELLED)
 def test_system_fabric_uses_the_systems_gpu_link_and_size(key):
     s = SYSTEMS[key]
     f = system_fabric(key)
     gpu = get_gpu(s.gpu_key)
     assert f.gpu == gpu.key and f.p2p == s.p2p and f.system == key and f.label == s.name
-    expected = f"nvlink{gpu.nvlink_gen}" if s.fabric == "nvswitch" else f"pcie{gpu.pcie_gen}"
-    assert f.link is get_link(expected) and f.gpus_per_node == s.num_gpus and f.num_nodes == 1
+    if s.fabric == "pcie":
+        assert f.link is get_link(f"pcie{gpu.pcie_gen}") and f.topology == "switch"
+    else:  # the GPU's own NVLink, per direction: H800's 8 links, a bridge's
+        assert f.link.kind == "nvlink" and f.link.bw_bytes_per_s == gpu.nvlink_bw_bytes_per_s
+    assert (f.topology == "pairs") == (s.fabric == "pcie+bridge")
+    if s.fabric == "pcie+bridge":
+        assert f.pcie_link == f"pcie{gpu.pcie_gen}"
+    assert f.inter_socket == (s.inter_socket if s.fabric != "nvswitch" else None)
+    assert f.gpus_per_node == s.num_gpus and f.num_nodes == 1
     assert 1 <= max_tp_size(f) <= TP_LIMIT
+    # every system drives a collective over all its GPUs, and over 2
+    for n in (2, s.num_gpus):
+        cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=n, fabric=system_fabric(key, num_ranks=n))
+        assert cost.time_s > 0
 
 
-def test_system_fabric_refuses_fabrics_that_are_not_all_to_all():
+def test_system_fabric_refuses_a_cube_mesh():
     with pytest.raises(GpucommError, match="cube_mesh"):
         system_fabric("dgx1_v100")
     with pytest.raises(GpucommError, match="nope"):
         system_fabric("nope")
+
+
+def test_bridged_pairs_cross_pcie_and_the_sockets_beyond_a_pair():
+    box = system_fabric("pcie_8x_h100_bridged")
+    # H100 PCIe bridge: 600 GB/s bidir over 12 NVLink 4 links, not the SXM5 part's 900 over 18
+    assert box.link.bw_bytes_per_s == 300e9 and get_gpu("h100_pcie").nvlink_links == 12
+    two = collective_cost("all_reduce", 2**30, num_ranks=2, fabric=system_fabric("pcie_8x_h100_bridged", num_ranks=2))
+    eight = collective_cost("all_reduce", 2**30, num_ranks=8, fabric=box)
+    assert eight.busbw_bytes_per_s < two.busbw_bytes_per_s / 5  # the ring leaves the pairs for PCIe and UPI
+    assert "PCIe 5.0" in box.route(8) and "upi_sapphire_rapids" in box.route(8) and "no PCIe hop" in box.route(2)
+    assert system_fabric("pcie_8x_h100_bridged", num_ranks=2).inter_socket is None
+
+
+def test_gpus_fill_one_socket_before_the_other():
+    assert system_fabric("pcie_8x_rtx4090", num_ranks=4).inter_socket is None
+    assert system_fabric("pcie_8x_rtx4090", num_ranks=5).inter_socket == "upi_skylake"
+    assert system_fabric("pcie_8x_rtx5090", num_ranks=16, num_nodes=2, network="eth_400g").inter_socket == "xgmi_zen5"
+
+
+def test_pairs_with_a_generation_link_and_no_gpu_are_refused():
+    # nvlink4 is the SXM5 part's 18 links: a bridge of H100 PCIe cards has 12
+    with pytest.raises(GpucommError, match="'nvlink4' and no GPU.*h100_pcie"):
+        make_fabric("nvlink4", topology="pairs")
+    assert make_fabric("nvlink4", topology="pairs", gpu="h100_pcie").link.bw_bytes_per_s == 300e9
+    assert make_fabric("nvlink4", gpu="h800_sxm").link.bw_bytes_per_s == 200e9  # 8 links, not 18
+    assert make_fabric("nvlink4", gpu="h800_sxm").nvls_capable and not make_fabric("nvlink3", gpu="a100_sxm4_80gb").nvls_capable
 
 
 def test_system_fabric_across_nodes_takes_the_systems_nics_or_a_network_given():

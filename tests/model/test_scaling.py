@@ -133,13 +133,13 @@ def test_link_busy_fraction_pcie_vs_nvlink():
 
 @pytest.mark.parametrize("key,per_link_gb", [("p100_sxm2", 20), ("v100_sxm2", 25), ("a100_sxm4_80gb", 25),
                                               ("h100_sxm5", 25), ("b200_hgx", 50), ("a40", 14.0625),
-                                              ("rtx_2080_ti", 25), ("h800_sxm", 25)])
+                                              ("rtx_2080_ti", 25), ("h800_sxm", 25), ("h100_pcie", 25)])
 def test_nvlink_per_link(key, per_link_gb):
     assert nvlink_per_link_bytes_per_s(key) / 1e9 == pytest.approx(per_link_gb)
 
 
 def test_nvlink_per_link_unknown_links_and_no_nvlink():
-    assert nvlink_per_link_bytes_per_s("h100_pcie") is None
+    assert nvlink_per_link_bytes_per_s("h100_nvl") is None  # no link count in its sources
     with pytest.raises(GpucommError, match="no NVLink"):
         nvlink_per_link_bytes_per_s("rtx_4090")
 

@@ -14,7 +14,7 @@ pytest.importorskip("anywidget")
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost, pair_bw_bytes_per_s, per_gpu_bw_bytes_per_s
 from gpucomm.model.fabric import make_fabric, system_fabric
-from gpucomm.model.hardware import pcie_bw_bytes_per_s
+from gpucomm.model.hardware import get_system, pcie_bw_bytes_per_s
 from gpucomm.model.training import step_comm
 from gpucomm.viz.calculators.collective import (
     DEFAULT_FABRICS,
@@ -116,7 +116,7 @@ def test_compare_draws_catalog_systems_with_their_own_nodes():
     expected = cost_series(CostInputs(system="gb200_nvl72", num_ranks=16, num_nodes=1), size_grid())
     assert box.figure.data[nvl].visible is True
     assert list(box.figure.data[nvl].y) == pytest.approx(expected["time_us"])
-    pcie = names.index("8 x RTX 4090 on PCIe 4.0 (no P2P)")  # 16 GPUs need 2 boxes, which have no NICs
+    pcie = names.index(get_system("pcie_8x_rtx4090").name)  # 16 GPUs need 2 boxes, which have no NICs
     assert box.figure.data[pcie].visible is False
 
 

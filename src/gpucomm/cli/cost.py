@@ -36,7 +36,8 @@ def register(subparsers) -> None:
     cost.add_argument("--link", default=None,
                       help=f"interconnect (what-if): one of {', '.join(link_keys())}; or use --system")
     cost.add_argument("--system", default=None,
-                      help=f"a catalog system (its GPU, links, NICs): one of {', '.join(SYSTEMS)}")
+                      help=f"a catalog system (its GPU, NVLink or PCIe path, P2P, sockets, NICs): one of "
+                           f"{', '.join(SYSTEMS)} (hgx_* names the DGX entry; DGX-1 cube-meshes are listed, not modelled)")
     cost.add_argument("--gpu", default=None, help=f"with --link: the GPU (compute capability, NVLink count): one of "
                                                   f"{', '.join(GPUS)}")
     cost.add_argument("--gpus", type=int_arg("number of GPUs", 2), required=True,
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.system is not None:
         if args.gpu is not None:
             raise GpucommError(f"--gpu with --system {args.system}: the system names its GPU; drop --gpu")
-        fabric = system_fabric(args.system, num_nodes=args.nodes, network=args.network)
+        fabric = system_fabric(args.system, num_nodes=args.nodes, network=args.network, num_ranks=args.gpus)
         if args.nics_per_node is not None:
             fabric = fabric.replace(nics_per_node=args.nics_per_node)
         args.link, args.no_p2p = fabric.link.key, not fabric.p2p
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         extra = dict(topology=fabric.topology, mesh_size=fabric.mesh_size if fabric.topology == "mesh" else None,
                      gpus_per_uplink=fabric.gpus_per_uplink,
                      inter_socket=fabric.inter_socket and get_inter_socket_link(fabric.inter_socket).key,
-                     system=fabric.system, gpu=fabric.gpu)
+                     system=fabric.system, gpu=fabric.gpu, route=fabric.route(args.gpus))
         print_json({**cost.as_dict(), **extra})
         return 0
     # one description of the connection: the fabric says what it is (link, P2P, topology, sockets, nodes)
@@ -108,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     if cost.nccl_time_s is not None:
         rows += [("NCCL's own estimate", format_time(cost.nccl_time_s)), ("channels", str(cost.num_channels))]
+    rows.append(("path", fabric.route(args.gpus)))
     rows.append(("where it comes from", cost.note))
     print_table(f"{args.collective} of {format_size(cost.msg_bytes)} on {where}", ("quantity", "value"), rows,
                 right_aligned=("value",))

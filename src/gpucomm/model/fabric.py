@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from gpucomm import GpucommError
 from gpucomm.model.collectives import check_num_ranks
-from gpucomm.model.hardware import LINKS, Link, get_gpu, get_inter_socket_link, get_link, get_network, get_system
-from gpucomm.model.hardware.gpus import bridge_link
+from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link, get_link, get_network, get_system
+from gpucomm.model.hardware.gpus import bridged_gpus, gpu_nvlink_link
 from gpucomm.model.hardware.nvswitch import System
 
 __all__ = ["TOPOLOGIES", "Fabric", "make_fabric", "system_fabric", "as_fabric"]
@@ -107,8 +107,57 @@ class Fabric:
 
     @property
     def nvls_capable(self) -> bool:
-        """NVLink SHARP needs third-generation NVSwitch (NVLink 4) or later (NCCL env.rst, NCCL_NVLS_ENABLE)."""
-        return self.link.key in ("nvlink4", "nvlink5") and self.topology == "switch" and self.p2p
+        """NVLink SHARP needs third-generation NVSwitch (NVLink 4) or later (NCCL env.rst, NCCL_NVLS_ENABLE).
+
+        The link's generation is the catalog link's (``nvlink4``) or, for a GPU's own cut-down NVLink
+        (H800: ``h800_sxm_nvlink``), the GPU's.
+        """
+        if self.link.kind != "nvlink" or self.topology != "switch" or not self.p2p:
+            return False
+        key = self.link.key
+        gen = int(key[6:]) if _is_generic_nvlink(key) else (get_gpu(self.gpu).nvlink_gen if self.gpu else None)
+        return (gen or 0) >= 4
+
+    def route(self, num_ranks: int) -> str:
+        """What a collective over ``num_ranks`` GPUs of this fabric crosses, in words (for ``gpucomm cost``).
+
+        Parameters
+        ----------
+        num_ranks : int
+            GPUs in the collective, all nodes together (>= 1).
+
+        Returns
+        -------
+        str
+            The intra-node path (NVLink through a switch, a mesh, a pair's bridge; or PCIe with P2P or staged
+            through host memory; the socket link where the GPUs span two sockets), then the network across nodes.
+            For bridged ``pairs`` with more than 2 GPUs per node: the ring leaves each pair over ``pcie_link``.
+
+        Examples
+        --------
+        >>> system_fabric("pcie_8x_a40_bridged").route(8)
+        'NVLink bridge within each pair; between pairs the ring crosses PCIe 4.0 x16 (P2P) and the socket link xgmi_zen2'
+        >>> system_fabric("pcie_8x_a40_bridged").route(2)
+        'NVLink bridge of one pair (2 GPUs): no PCIe hop'
+        """
+        per_node = max(1, num_ranks // self.num_nodes)
+        sockets = f" and the socket link {self.inter_socket}" if self.inter_socket else ""
+        pcie_how = "P2P" if self.p2p else "staged through host memory, no P2P"
+        if self.topology == "pairs":
+            if per_node <= 2:
+                text = "NVLink bridge of one pair (2 GPUs): no PCIe hop"
+            else:
+                text = (f"NVLink bridge within each pair; between pairs the ring crosses "
+                        f"{get_link(self.pcie_link).name} ({pcie_how}){sockets}")
+        elif self.link.kind == "nvlink":
+            text = f"{self.link.name} through NVSwitch" if self.topology == "switch" else \
+                f"{self.link.name}, point-to-point mesh of {self.mesh_size}"
+        else:
+            text = f"{self.link.name} ({pcie_how}){sockets}"
+        if self.num_nodes > 1:
+            nics = f"{self.nics_per_node} NICs per node" if self.nics_per_node else "one NIC per GPU"
+            text += f"; across {self.num_nodes} nodes {self.network}, {nics}"
+        return text
 
     @property
     def label(self) -> str:
@@ -232,9 +281,9 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
         spec = get_gpu(gpu)
         gpu = spec.key
         _check_gpu_link(spec, link)
-        key = get_link(link).key
-        if spec.nvlink_bridge and key.startswith("nvlink") and key[6:].isdigit():
-            link = bridge_link(spec)  # a bridged card's NVLink is its own bridge, not the SXM part's links
+        if _is_generic_nvlink(get_link(link).key):
+            # a GPU's NVLink is its own: a bridged card's bridge, the H800's 8 links, not the SXM flagship's
+            link = gpu_nvlink_link(spec)
     link = get_link(link)
     if not isinstance(p2p, bool):
         raise GpucommError(f"p2p {p2p!r} is not valid: expected True or False")
@@ -269,6 +318,12 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
     if topology == "pairs" and link.kind != "nvlink":
         raise GpucommError(f"topology 'pairs' with link {link.key!r}: pairs are GPUs joined by NVLink bridges; expected an "
                            "NVLink link (e.g. nvlink3) with --topology pairs, or --topology switch for plain PCIe")
+    if topology == "pairs" and _is_generic_nvlink(link.key):
+        # nvlink4 is the SXM5 part's 18 links (450 GB/s per direction); an H100 PCIe bridge has 12 (300), an A40's 4 x4
+        gen = int(link.key[6:])
+        raise GpucommError(f"topology 'pairs' with link {link.key!r} and no GPU: {link.key} is the SXM part's NVLink, not "
+                           f"a bridge's; expected a bridged card (--gpu) of NVLink {gen}: "
+                           f"{', '.join(bridged_gpus(gen)) or 'none in the catalog'}")
     if inter_socket is not None:
         inter_socket = get_inter_socket_link(inter_socket).key
         if link.kind != "pcie" and topology != "pairs":
@@ -284,6 +339,11 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
                   get_link(pcie_link).key, inter_socket, gpu, gpus_per_node, system, name)
 
 
+def _is_generic_nvlink(key: str) -> bool:
+    """``nvlink1`` ... ``nvlink5``: a generation's catalog link (the SXM part's), not one GPU's own."""
+    return key.startswith("nvlink") and key[6:].isdigit()
+
+
 def _check_gpu_link(spec, link: str | Link) -> None:
     """An NVLink catalog link must be the GPU's own generation (H100 SXM5 has NVLink 4, not 3)."""
     key = get_link(link).key
@@ -295,57 +355,76 @@ def _check_gpu_link(spec, link: str | Link) -> None:
 
 
 def system_fabric(system: str | System, *, num_nodes: int = 1, network: str | None = None,
-                  name: str | None = None) -> Fabric:
-    """The :class:`Fabric` of a catalog system: its GPU, the link between its GPUs, its nodes' NICs.
+                  name: str | None = None, num_ranks: int | None = None) -> Fabric:
+    """The :class:`Fabric` of a catalog system: its GPU, the link between its GPUs, its host's sockets, its nodes' NICs.
 
     Parameters
     ----------
     system : str or System
-        Key of :data:`gpucomm.model.hardware.nvswitch.SYSTEMS` whose GPUs all reach each other at full
-        bandwidth: an NVSwitch system (its GPU's NVLink) or a PCIe box (its GPU's PCIe generation).
+        Key of :data:`gpucomm.model.hardware.nvswitch.SYSTEMS` (or an alias such as ``hgx_h100``) of an
+        NVSwitch system, a PCIe box or a box of NVLink-bridged pairs.
     num_nodes : int
         Systems (nodes) the GPUs span, >= 1.
     network : str, optional
         Scale-out port to use instead of the system's own NICs (then one NIC per GPU).
     name : str, optional
         Display name (default: the system's name).
+    num_ranks : int, optional
+        GPUs of the collective, all nodes together. Given, the GPUs of a node are taken in order (GPU 0
+        first), which fills one socket before the other: when they fit under one socket (at most half of
+        a two-socket system's GPUs), the fabric has no socket link. Default: the whole system.
 
     Returns
     -------
     Fabric
-        ``gpu``, ``link`` (``nvlink<gen>`` or ``pcie<gen>``), ``p2p`` and ``gpus_per_node`` (the
-        system's GPUs: its NVLink domain, 72 for an NVL72) from the catalog; across nodes the
-        system's NIC type and count, or ``network`` with one NIC per GPU.
+        ``gpu``, ``p2p``, ``inter_socket`` and ``gpus_per_node`` (the system's GPUs: its NVLink domain, 72 for
+        an NVL72) from the catalog, and the link by fabric: NVSwitch, the GPU's own NVLink through a switch
+        (:func:`~gpucomm.model.hardware.gpus.gpu_nvlink_link`: ``nvlink4`` for H100, 8 links for H800); PCIe,
+        the GPU's PCIe generation, with P2P or staged through host memory as the stock driver does; bridged
+        pairs, topology ``pairs``: the card's bridge for 2 GPUs, the GPU's PCIe generation between pairs
+        (and the socket link where the pairs sit under two sockets) for more. Across nodes the system's NIC
+        type and count, or ``network`` with one NIC per GPU.
 
     Raises
     ------
     GpucommError
-        Unknown system; a fabric that is not all-to-all (cube-mesh, bridged pairs); a GPU without an
-        NVLink or PCIe generation in the catalog, or whose NVLink is not the catalog link of its
-        generation; several nodes of a system without NICs and no ``network``.
+        Unknown system; a cube-mesh (DGX-1: not every GPU pair has NVLink, which no topology here describes);
+        a GPU without an NVLink or PCIe generation in the catalog; several nodes of a system without NICs and
+        no ``network``.
 
     Examples
     --------
     >>> f = system_fabric("pcie_8x_rtx4090")
-    >>> f.link.key, f.p2p, f.gpus_per_node
-    ('pcie4', False, 8)
+    >>> f.link.key, f.p2p, f.inter_socket, f.gpus_per_node
+    ('pcie4', False, 'upi_skylake', 8)
+    >>> f = system_fabric("pcie_8x_h100_bridged")
+    >>> f.topology, f.link.bw_bytes_per_s / 1e9, f.pcie_link, f.inter_socket
+    ('pairs', 300.0, 'pcie5', 'upi_sapphire_rapids')
+    >>> system_fabric("hgx_h800").link.bw_bytes_per_s / 1e9
+    200.0
+    >>> system_fabric("pcie_8x_rtx4090", num_ranks=4).inter_socket is None  # GPUs 0-3: one socket
+    True
     """
     sys_ = get_system(system)
     gpu = get_gpu(sys_.gpu_key)
-    if sys_.fabric == "nvswitch":
+    options = {}
+    if sys_.fabric in ("nvswitch", "pcie+bridge"):
         if not gpu.nvlink_gen:
             raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has no NVLink generation in the catalog")
-        link = f"nvlink{gpu.nvlink_gen}"
-        if link not in LINKS or LINKS[link].bw_bytes_per_s != gpu.nvlink_bw_bytes_per_s:
-            raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has {gpu.nvlink_bw_bytes_per_s / 1e9:g} GB/s of "
-                               f"NVLink, not the {link} entry's: expected a GPU with its generation's full NVLink")
-    elif sys_.fabric == "pcie":
+        link = f"nvlink{gpu.nvlink_gen}"  # make_fabric turns it into the GPU's own NVLink (bridge, cut-down links)
+    if sys_.fabric == "pcie+bridge" or sys_.fabric == "pcie":
         if not gpu.pcie_gen:
             raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has no PCIe generation in the catalog")
+        per_node = sys_.num_gpus if num_ranks is None else max(1, num_ranks // max(1, num_nodes))
+        # GPUs 0..n-1 sit under the first socket while n is at most half of the box (nccl-tests#307: 4 + 4)
+        options["inter_socket"] = sys_.inter_socket if per_node > sys_.num_gpus // 2 else None
+    if sys_.fabric == "pcie":
         link = f"pcie{gpu.pcie_gen}"
-    else:
-        raise GpucommError(f"system {sys_.key!r} has fabric {sys_.fabric!r}: expected nvswitch or pcie "
-                           "(cube-mesh and bridged pairs are not all-to-all)")
+    elif sys_.fabric == "pcie+bridge":
+        options.update(topology="pairs", pcie_link=f"pcie{gpu.pcie_gen}")
+    elif sys_.fabric != "nvswitch":
+        raise GpucommError(f"system {sys_.key!r} has fabric {sys_.fabric!r}: expected nvswitch, pcie or pcie+bridge "
+                           "(a cube-mesh is not all-to-all: some GPU pairs have no NVLink)")
     nics = None
     if num_nodes > 1 and network is None:
         if sys_.nic_key is None:
@@ -353,7 +432,7 @@ def system_fabric(system: str | System, *, num_nodes: int = 1, network: str | No
         network, nics = sys_.nic_key, sys_.num_nics
     return make_fabric(link, p2p=bool(sys_.p2p), num_nodes=num_nodes, network=network if num_nodes > 1 else None,
                        nics_per_node=nics, gpu=gpu.key, gpus_per_node=sys_.num_gpus, system=sys_.key,
-                       name=sys_.name if name is None else name)
+                       name=sys_.name if name is None else name, **options)
 
 
 def as_fabric(fabric: Fabric | str | Link) -> Fabric:

@@ -189,7 +189,7 @@ _GPU_LIST = (
                 "(primary H100 page [U]). The preliminary Hopper blog said 1,000 / 2,000 [V] "
                 "https://forums.developer.nvidia.com/t/theoretical-tflops-for-fp16-bf16-and-tf32-for-tensor-and-non-tensor/218102 . "
                 f"{_H100_GEN5}")),
-    _gpu("h100_pcie", "H100 PCIe 80GB (NVLink bridge)", "Hopper", 2022, "PCIe", nvlink=4, links=None,
+    _gpu("h100_pcie", "H100 PCIe 80GB (NVLink bridge)", "Hopper", 2022, "PCIe", nvlink=4, links=12,
          nvlink_dir_gb=300, bridge=True, pcie=5, fp16=756, bf16=756, fp8=1513, mem="HBM2e", mem_gb=80, mem_bw=2.0 * TB,
          source="https://blogs.nvidia.com/blog/what-is-nvidia-nvlink/",
          compute_source="https://forums.developer.nvidia.com/t/how-to-calculate-the-tensor-core-fp16-performance-of-h100/244727",
@@ -198,7 +198,7 @@ _GPU_LIST = (
                 "FP8 ~1,513 derived as 2x FP16 (sparse 1,513 / 3,026) [C]; preliminary figures were 800 / 1,600. "
                 "Memory bandwidth 'greater than 2,000 GBps' [C] product brief PB-11133-001 "
                 "https://manuals.plus/m/d4b5dc21484df3ba8fbe84918338461cc074a3fcebcc13423eadc2b10ac3bda4 . "
-                f"{_H100_GEN5} {_NOT_IN_FACTS} number of bridge links.")),
+                f"{_H100_GEN5} 12 bridge links derived as 600 / 50 GB/s bidir per NVLink 4 link (the SXM5 part has 18).")),
     _gpu("h100_nvl", "H100 NVL (2-card PCIe product)", "Hopper", 2022, "PCIe", nvlink=4, links=None,
          nvlink_dir_gb=300, bridge=True, pcie=5, source=_H100_PAGE,
          notes=("NVLink bridge pair: 600 GB/s bidir = 300 GB/s per direction, primary H100 page [U], secondary [C] "
@@ -356,13 +356,85 @@ def bridge_link(gpu: str | GPU):
     --------
     >>> bridge_link("a40").bw_bytes_per_s / 1e9
     56.25
+    >>> bridge_link("h100_pcie").bw_bytes_per_s / 1e9  # 12 NVLink 4 links, not the SXM5 part's 18
+    300.0
     """
     from gpucomm import GpucommError
-    from gpucomm.model.hardware.links import Link
 
     spec = get_gpu(gpu)
     if not spec.nvlink_bridge:
         raise GpucommError(f"GPU {spec.key!r} has no NVLink bridge: expected one of "
-                           f"{', '.join(k for k, g in GPUS.items() if g.nvlink_bridge)}")
-    return Link(f"{spec.key}_nvlink_bridge", f"{spec.name} NVLink bridge", "nvlink", spec.nvlink_bw_bytes_per_s,
-                spec.nvlink_bidir_marketing_bytes_per_s, spec.arch_year or 0, spec.source, spec.notes)
+                           f"{', '.join(bridged_gpus())}")
+    return _own_link(spec, f"{spec.key}_nvlink_bridge", f"{spec.name} NVLink bridge")
+
+
+def bridged_gpus(nvlink_gen: int | None = None) -> tuple[str, ...]:
+    """Keys of the PCIe cards joined by NVLink bridges, optionally of one NVLink generation.
+
+    Parameters
+    ----------
+    nvlink_gen : int, optional
+        Only cards of this NVLink generation (3: A40, RTX 3090, A100 PCIe).
+
+    Returns
+    -------
+    tuple of str
+        Keys of :data:`GPUS` with ``nvlink_bridge`` set, in catalog order.
+
+    Examples
+    --------
+    >>> bridged_gpus(4)
+    ('h100_pcie', 'h100_nvl', 'h200_nvl')
+    """
+    return tuple(k for k, g in GPUS.items() if g.nvlink_bridge and nvlink_gen in (None, g.nvlink_gen))
+
+
+def gpu_nvlink_link(gpu: str | GPU):
+    """A GPU's own NVLink as a link for the cost model: its bridge, its generation's catalog link, or its cut-down links.
+
+    Parameters
+    ----------
+    gpu : str or GPU
+        Catalog key or entry of a GPU with NVLink.
+
+    Returns
+    -------
+    Link
+        For a bridged PCIe card, :func:`bridge_link`; where the GPU's NVLink bandwidth is its generation's
+        catalog entry (``nvlink4`` for H100/H200 SXM, H20), that entry; otherwise (H800 SXM: 8 of Hopper's 18
+        links, 200 GB/s per direction) a link keyed ``<gpu>_nvlink`` with the GPU's own per-direction bandwidth.
+
+    Raises
+    ------
+    GpucommError
+        If the key is unknown or the GPU has no NVLink.
+
+    Examples
+    --------
+    >>> gpu_nvlink_link("h100_sxm5").key, gpu_nvlink_link("h800_sxm").key
+    ('nvlink4', 'h800_sxm_nvlink')
+    >>> gpu_nvlink_link("h800_sxm").bw_bytes_per_s / 1e9
+    200.0
+    """
+    from gpucomm import GpucommError
+    from gpucomm.model.hardware.links import LINKS
+
+    spec = get_gpu(gpu)
+    if not spec.nvlink_gen:
+        raise GpucommError(f"GPU {spec.key!r} has no NVLink: expected one of "
+                           f"{', '.join(k for k, g in GPUS.items() if g.nvlink_gen)}")
+    if spec.nvlink_bridge:
+        return bridge_link(spec)
+    generic = LINKS.get(f"nvlink{spec.nvlink_gen}")
+    if generic is not None and generic.bw_bytes_per_s == spec.nvlink_bw_bytes_per_s:
+        return generic
+    links = f", {spec.nvlink_links} links" if spec.nvlink_links else ""
+    return _own_link(spec, f"{spec.key}_nvlink", f"NVLink {spec.nvlink_gen}.0 ({spec.name}{links})")
+
+
+def _own_link(spec: GPU, key: str, name: str):
+    """The GPU's NVLink figures as a :class:`~gpucomm.model.hardware.links.Link` (per direction, bytes/s)."""
+    from gpucomm.model.hardware.links import Link
+
+    return Link(key, name, "nvlink", spec.nvlink_bw_bytes_per_s, spec.nvlink_bidir_marketing_bytes_per_s,
+                spec.arch_year or 0, spec.source, spec.notes)

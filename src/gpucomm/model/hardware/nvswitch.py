@@ -124,7 +124,7 @@ class System:
     name : str
         Human name.
     year : int or None
-        Year of introduction per the fact sheet; None for generic configurations.
+        Year of introduction per the fact sheet; None for generic configurations and where no source gives it.
     num_gpus : int
         GPUs in the entry (72 for an NVL72 rack).
     gpu_key : str
@@ -150,6 +150,11 @@ class System:
         Key in :data:`gpucomm.model.hardware.network.NETWORKS`.
     gpus_per_nic : float or None
         ``num_gpus / num_nics``.
+    inter_socket : str or None
+        Key of :data:`gpucomm.model.hardware.pcie.INTER_SOCKET_LINKS` when the GPUs of a PCIe box sit under
+        both sockets of a two-socket host, so that a ring over all of them crosses the socket link
+        (``SYS`` in ``nvidia-smi topo -m``); None for one socket, and for NVSwitch systems, whose GPU
+        traffic stays on NVLink.
     source : str
         URL of the most primary source.
     notes : str
@@ -171,19 +176,20 @@ class System:
     num_nics: int | None
     nic_key: str | None
     gpus_per_nic: float | None
+    inter_socket: str | None
     source: str
     notes: str
 
 
 def _system(key, name, year, num_gpus, gpu_key, fabric, *, nvswitch=None, chips=0, domain, all_to_all, p2p=True,
-            nics=None, nic=None, source, notes) -> System:
+            nics=None, nic=None, inter_socket=None, source, notes) -> System:
     if fabric not in FABRICS:
         raise GpucommError(f"fabric {fabric!r} is not valid: expected one of {', '.join(FABRICS)}")
     nvls = NVSWITCHES[nvswitch].nvls if nvswitch else False
     return System(key=key, name=name, year=year, num_gpus=num_gpus, gpu_key=gpu_key, fabric=fabric,
                   nvswitch_key=nvswitch, nvswitch_chips=chips, nvlink_domain_size=domain, nvlink_all_to_all=all_to_all,
                   p2p=p2p, nvls=nvls, num_nics=nics, nic_key=nic, gpus_per_nic=num_gpus / nics if nics else None,
-                  source=source, notes=notes)
+                  inter_socket=inter_socket, source=source, notes=notes)
 
 
 _CUBE_MESH_NOTE = ("Hybrid cube-mesh: GPUs at the corners of a cube, all 12 edges NVLink (some doubled), plus diagonals on two "
@@ -191,6 +197,14 @@ _CUBE_MESH_NOTE = ("Hybrid cube-mesh: GPUs at the corners of a cube, all 12 edge
                    "AnandTech. nvidia-smi topo -m on a DGX-1V shows NV1/NV2 and SOC pairs [V] "
                    "https://gist.github.com/ashwin/e139748bdba15f5af63f0146d01ee4c3 .")
 _HGX_NOTE = "The HGX baseboard has the same GPUs and NVSwitches; its NICs are chosen by the server maker."
+_HGX_HOPPER_BOARD = ("HGX H100 8-GPU: 'eight H100 Tensor Core GPUs and four third-generation NVSwitch', every GPU "
+                     "connected to all four [V] https://developer.nvidia.com/blog/introducing-nvidia-hgx-h100-an-"
+                     "accelerated-server-platform-for-ai-and-high-performance-computing/ .")
+_PAIRS_NOTE = ("A collective over the 2 GPUs of a pair runs on its bridge; over more GPUs the ring leaves each pair "
+               "over PCIe (and, between the sockets, over the socket link), so PCIe sets its pace: "
+               "system_fabric builds it as topology 'pairs'.")
+_NO_P2P_GEFORCE = ("The stock GeForce driver exposes no CUDA P2P, so NCCL stages every transfer through host memory "
+                   "(SHM)")
 
 _SYSTEM_LIST = (
     _system("dgx1_p100", "DGX-1 (P100)", 2016, 8, "p100_sxm2", "cube_mesh", domain=8, all_to_all=False, nics=4,
@@ -237,25 +251,64 @@ _SYSTEM_LIST = (
                    "Compute tray: 4 x ConnectX-7 400 Gb/s for 4 GPUs [C] stas00 citing "
                    "https://docs.nvidia.com/dgx/dgxgb200-user-guide/networking.html ; 72 NICs derived (one per GPU). "
                    f"{_NVLS_NOTE}")),
-    _system("pcie_8x_rtx4090", "8 x RTX 4090 on PCIe 4.0 (no P2P)", None, 8, "rtx_4090", "pcie", domain=1,
-            all_to_all=False, p2p=False, source="https://github.com/NVIDIA/nccl-tests/issues/117",
-            notes=("Generic workstation/server configuration, not a vendor product. GeForce RTX 40 exposes no CUDA P2P: NCCL "
-                   "runs hang unless P2P is disabled, so traffic is staged through host memory (SHM) [C] nccl-tests#117, "
-                   "https://github.com/huggingface/accelerate/issues/2328 . PCIe 4.0 x16 per GPU. NICs not specified.")),
-    _system("pcie_8x_a40_bridged", "8 x A40 in NVLink-bridged pairs", None, 8, "a40", "pcie+bridge", domain=2,
-            all_to_all=False, source="https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf",
+    _system("hgx_h800", "HGX H800 (8 x H800 SXM)", None, 8, "h800_sxm", "nvswitch", nvswitch="nvswitch3", chips=4,
+            domain=8, all_to_all=True, nics=8, nic="ib_ndr", source="https://arxiv.org/abs/2505.09343",
+            notes=("DeepSeek-AI, 'Insights into DeepSeek-V3: Scaling Challenges and Reflections on Hardware for AI "
+                   "Architectures' (ISCA 2025, arXiv 2505.09343): H800 SXM nodes of 8 GPUs on NVLink/NVSwitch, NVLink "
+                   "cut from H100's 900 GB/s to 400 GB/s (bidir), eight 400 Gb/s InfiniBand ConnectX-7 NICs per node, one "
+                   f"per GPU [U]. {_HGX_HOPPER_BOARD} The H800 board is the same design (derived: H800 is an H100 with "
+                   "fewer NVLinks); per GPU 8 links x 25 GB/s = 200 GB/s per direction (gpus.h800_sxm). "
+                   f"{_NVLS_NOTE}")),
+    _system("hgx_h20", "HGX H20 (8 x H20)", None, 8, "h20", "nvswitch", nvswitch="nvswitch3", chips=4, domain=8,
+            all_to_all=True, source="https://www.tweaktown.com/news/95224/",
+            notes=("H20 'keeps the 900GB/sec NVLink' of H100 [C] (gpus.h20); eight-GPU HGX board with four gen-3 "
+                   f"NVSwitches as HGX H100 (derived, not read in an H20 source). {_HGX_HOPPER_BOARD} Scale-out NICs "
+                   "not in a source read here: left None, so several nodes need --network. "
+                   f"{_NVLS_NOTE}")),
+    _system("pcie_8x_rtx4090", "8 x RTX 4090 on PCIe 4.0, two Intel sockets (no P2P)", None, 8, "rtx_4090", "pcie",
+            domain=1, all_to_all=False, p2p=False, inter_socket="upi_skylake",
+            source="https://github.com/NVIDIA/nccl-tests/issues/307",
+            notes=("Generic server configuration, not a vendor product, after the 8 x RTX 4090 node of nccl-tests#307 [V]: "
+                   "NCCL 2.21.5 puts GPUs 4e-51 and ce-d1 under two CPUs, joins them with 'CPU/0-0 (3/10.0/SYS)' "
+                   "(10 GB/s = SKL_QPI_BW: an Intel Skylake-to-Ice Lake Xeon) and the GPUs of one socket with "
+                   "'24.0/PHB' (NCCL's PCIe Gen4 figure), and connects every GPU pair 'via SHM'. "
+                   f"{_NO_P2P_GEFORCE}: NCCL runs hang unless P2P is disabled [C] "
+                   "https://github.com/NVIDIA/nccl-tests/issues/117 , https://github.com/huggingface/accelerate/issues/2328 . "
+                   "PCIe 4.0 x16 per GPU; four GPUs per socket (from the bus ids). NICs not specified.")),
+    _system("pcie_8x_rtx5090", "8 x RTX 5090 on PCIe 5.0, two AMD EPYC Turin sockets (stock driver: no P2P)", None, 8,
+            "rtx_5090", "pcie", domain=1, all_to_all=False, p2p=False, inter_socket="xgmi_zen5",
+            source="https://github.com/aikitoria/open-gpu-kernel-modules/blob/08dc34555bf8cdacdd89237da42419e6ce5efdc4/README.md",
+            notes=("Generic configuration after the bundled case P01: 8 x RTX 5090 under dual AMD EPYC 9575F (Turin) [C], "
+                   "four per socket (bus ids 01-71 and 81-f1: inferred). "
+                   f"{_NO_P2P_GEFORCE}; NCCL detects it and disables the P2P transport [V] "
+                   "https://github.com/NVIDIA/nccl/issues/1637 . P2P over PCIe BAR1 needs the patched open kernel module "
+                   "of the source (P01 measured with it): model that what-if with --link pcie5 --inter-socket xgmi_zen5. "
+                   "PCIe 5.0 x16 per GPU (gpus.rtx_5090). NICs not specified.")),
+    _system("pcie_8x_a40_bridged", "8 x A40 in NVLink-bridged pairs, PCIe 4.0, two AMD EPYC Rome sockets", None, 8,
+            "a40", "pcie+bridge", domain=2, all_to_all=False, inter_socket="xgmi_zen2",
+            source="https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf",
             notes=("Generic configuration, not a vendor product: four pairs, each joined by an NVLink bridge "
-                   "(112.5 GB/s bidir, 56.25 GB/s per direction) [C] A40 product brief "
-                   "http://www.relationship-nepal.org/900-2g133-0000-000.html ; pairs talk to each other over PCIe "
-                   "(generation not in the fact sheet). p2p=True means within a pair over NVLink; whether P2P also crosses "
-                   "PCIe between pairs depends on the platform (ACS/IOMMU) and is not in the fact sheet. "
-                   "NICs not specified.")),
+                   "(112.5 GB/s bidir, 56.25 GB/s per direction, 4 links) [C] A40 product brief "
+                   "http://www.relationship-nepal.org/900-2g133-0000-000.html ; PCI Express 4.0 x16 per card (same brief). "
+                   "Host after an A40 server with two AMD EPYC 7302 (Rome) sockets whose cross-socket P2P was its "
+                   "weakest link [C] https://github.com/NVIDIA/nccl-tests/issues/74 ; the bundled 8 x A40 node (cases "
+                   f"C01-C03) also spans two NUMA roots (SYS). {_PAIRS_NOTE} p2p=True: within a pair over NVLink; PCIe "
+                   "P2P between pairs depends on the platform (ACS/IOMMU). NICs not specified.")),
+    _system("pcie_8x_h100_bridged", "8 x H100 PCIe in NVLink-bridged pairs, PCIe 5.0, two Intel sockets", None, 8,
+            "h100_pcie", "pcie+bridge", domain=2, all_to_all=False, inter_socket="upi_sapphire_rapids",
+            source="https://manuals.plus/m/d4b5dc21484df3ba8fbe84918338461cc074a3fcebcc13423eadc2b10ac3bda4",
+            notes=("Generic configuration, not a vendor product: four pairs of H100 PCIe cards, each pair joined by "
+                   "NVLink bridges, '600 GB/s bidirectional' = 300 GB/s per direction over 12 NVLink 4 links "
+                   "(gpus.h100_pcie); 'dual-slot 10.5 inch PCI Express Gen5 card' [C] product brief PB-11133-001 (copy "
+                   "of NVIDIA's PDF). Host: two Intel Xeon (Sapphire Rapids, the first Xeon with PCIe 5.0), four GPUs "
+                   f"per socket: an assumption, not read in a source. {_PAIRS_NOTE} NICs not specified.")),
 )
 
 SYSTEMS: dict[str, System] = {system.key: system for system in _SYSTEM_LIST}
 """All systems by key."""
 
-_ALIASES = {"hgx_a100": "dgx_a100", "hgx_h100": "dgx_h100", "hgx_b200": "dgx_b200", "nvl72": "gb200_nvl72"}
+_ALIASES = {"hgx_a100": "dgx_a100", "hgx_h100": "dgx_h100", "hgx_h200": "dgx_h200", "hgx_b200": "dgx_b200",
+            "nvl72": "gb200_nvl72"}
 
 
 def get_nvswitch(key: str | NVSwitchGen) -> NVSwitchGen:
@@ -293,7 +346,7 @@ def get_system(key: str | System) -> System:
     ----------
     key : str or System
         Key of :data:`SYSTEMS` (``"dgx_h100"``, ``-`` or ``_``), an alias (``hgx_a100``, ``hgx_h100``,
-        ``hgx_b200``, ``nvl72``), or an entry (returned unchanged).
+        ``hgx_h200``, ``hgx_b200``, ``nvl72``), or an entry (returned unchanged).
 
     Returns
     -------

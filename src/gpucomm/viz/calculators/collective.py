@@ -205,7 +205,7 @@ class CostInputs:
         """
         network = None if self.network == "system" else self.network
         if self.system != "custom":
-            return system_fabric(self.system, num_nodes=self.num_nodes, network=network)
+            return system_fabric(self.system, num_nodes=self.num_nodes, network=network, num_ranks=self.num_ranks)
         if self.num_nodes > 1 and network is None:
             from gpucomm.model.hardware import NETWORKS
 

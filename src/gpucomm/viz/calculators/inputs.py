@@ -393,11 +393,11 @@ def get_interconnect(key: str | Fabric) -> Fabric:
 # --- whole systems of the catalog as a collective sees them ------------------------------------------------
 
 def system_choices() -> list[tuple[str, str]]:
-    """Catalog systems the cost model represents (NVSwitch boxes, PCIe boxes), plus ``custom``.
+    """Catalog systems the cost model represents (NVSwitch boxes, PCIe boxes, NVLink-bridged pairs), plus ``custom``.
 
-    A system is offered when :func:`gpucomm.model.fabric.system_fabric` describes it: hybrid cube-mesh
-    (DGX-1) and NVLink-bridged pairs are left out, since not every GPU reaches every other over NVLink
-    there, which neither the switch nor the even-mesh model describes.
+    A system is offered when :func:`gpucomm.model.fabric.system_fabric` describes it: the hybrid cube-mesh
+    (DGX-1) is left out, since some of its GPU pairs have no NVLink, which neither the switch, the even-mesh
+    nor the pairs model describes.
     """
     from gpucomm.model.hardware import SYSTEMS
 
