@@ -75,20 +75,24 @@ class Case:
 
 
 CASES = (
-    Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", make_fabric("nvlink3")),
+    Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", make_fabric("nvlink3"), in_sample=True,
+         why="the NVLink 3 ring efficiency (the bandwidth the links deliver) is taken from this measurement"),
     Case("C17", "nvlink_large", "busbw", "Azure ND A100 v4, 8 GPUs, 8 GiB", make_fabric("nvlink3"), msg_bytes=8 * 2**30),
-    Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", make_fabric("nvlink4")),
+    Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", make_fabric("nvlink4"), in_sample=True,
+         why="the NVLink 4 ring efficiency is taken from this measurement"),
     Case("C11", "nvlink_large", "busbw", "8x H100, ring, 4 GiB", make_fabric("nvlink4"), algorithm="ring", measured=367.5),
     *(Case(f"C11n{n}", "nvlink_large", "busbw", f"{n}x H100, NVLS, 2-4 GiB", make_fabric("nvlink4"), algorithm="nvls",
            measured=busbw, num_ranks=n, msg_bytes=4 * 2**30, row="C11", nccl_version="2.21.5",
            why="NCCL release not stated (NGC container); issue #1455 is from 2024, so the NVLS formula of 2.19-2.27 "
                "(2.21.5 here): 2.28 changed it, and 2.30.7's gives 299 GB/s for 5 GPUs")
       for n, busbw in ((5, 420), (6, 440), (7, 460))),
-    Case("C10", "nvlink_large", "busbw", "8x H100, NVLS (maintainer's figure)", make_fabric("nvlink4"), msg_bytes=16 * 2**30),
+    Case("C10", "nvlink_large", "busbw", "8x H100, NVLS (maintainer's figure)", make_fabric("nvlink4"), msg_bytes=16 * 2**30,
+         in_sample=True, why="the NVLS efficiency (the bandwidth NVLS delivers) is taken from this figure"),
     Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", make_fabric("nvlink4")),
     Case("C14", "nvlink_large", "busbw", "8x H200, NVLS, 8 GiB", make_fabric("nvlink4")),
     Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", make_fabric(bridge_link("a40")),
-         why="NCCL plans the A40 bridge at 4 NVLinks x 12 GB/s (sm86, topo.h): 40 GB/s busbw, the bridge reached 48"),
+         why="NCCL plans the A40 bridge at 4 NVLinks x 12 GB/s (sm86, topo.h), 40 GB/s busbw; the bridge delivers more, "
+             "as the model's transfer assumes (its rate x the default NVLink ring efficiency)"),
     Case("C28", "nvlink_large", "busbw", "2x RTX 2080 Ti with NVLink bridge, 128 MiB (NCCL 2.6)",
          make_fabric(bridge_link("rtx_2080_ti")),
          why="old NCCL (2.6, 2020) and an old nccl-tests output whose size column is twice count x 4 bytes: by "
@@ -130,7 +134,7 @@ CASES = (
          why="the model gives the same staged rate for 4 and 8 GPUs; the host gives 4 GPUs more (fewer flows through "
              "host memory, or all 4 on one socket: the issue does not say which)"),
     Case("P06", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 3 PCIe 5.0 switches, one CPU", make_fabric("pcie5"),
-         why="NCCL_MIN_NCHANNELS=8 on this host"),
+         in_sample=True, why="the PCIe P2P efficiency is taken from this measurement (NCCL_MIN_NCHANNELS=8 on this host)"),
     Case("P07", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 4 PCIe 5.0 switches, one CPU", make_fabric("pcie5")),
     Case("M01", "network_large", "busbw", "all_gather, 2 nodes x 8 B200, 8x 400 Gb/s RoCE, 8 GiB",
          make_fabric("nvlink5", num_nodes=2, network="eth_400g"), collective="all_gather"),
@@ -232,6 +236,7 @@ class Sweep:
     algorithm: str = "auto"
     min_bytes: int = 0
     fitted_below_bytes: int = 0
+    fitted_sizes: tuple = ()  # single sizes a parameter was taken from (in-sample), beyond fitted_below_bytes
     fitted_why: str = ""
     why: str = ""  # what is uncertain about the system or the model inputs
     disturbed: str = ""  # non-empty: why the run does not show NCCL's behaviour; reported, left out of the targets
@@ -319,7 +324,7 @@ def _sweep(s: Sweep) -> list[Result]:
         measured_us = float(r["time_us"]) if r.get("time_us") else \
             size * busbw_factor(s.collective, n) / (busbw * 1e9) * 1e6
         group = "small_latency" if size <= SMALL_MESSAGE_MAX_BYTES else "sweep"
-        in_sample = size < s.fitted_below_bytes
+        in_sample = size < s.fitted_below_bytes or size in s.fitted_sizes
         label = r.get("size_label") or r.get("payload") or format_size(size).replace(" ", "")
         out.append(Result(f"{s.sweep_id} {label}", group, f"{s.sweep_id} sweep", "time", measured_us,
                           cost.time_s * 1e6, cost.algorithm, in_sample,

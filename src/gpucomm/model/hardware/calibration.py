@@ -27,8 +27,8 @@ RING_EFFICIENCY = {
     "nvlink3": Parameter(
         "ring_efficiency_nvlink3", 0.78, "fraction of nominal per-direction bandwidth",
         "https://github.com/eugenesiow/LLM-Insights/blob/5aa5513ac34d0da5d0214e6939d06f77de00ab48/infrastructure/hardware/README.md",
-        "Large-message all_reduce busbw on DGX A100, 4 GPUs, 8 GiB: 234.72 GB/s / 300 GB/s = 0.782 (case C04). "
-        "Azure ND A100 v4, 8 GPUs: 231.58 / 300 = 0.772 (case C17)."),
+        "Large-message all_reduce busbw on DGX A100, 4 GPUs, 8 GiB: 234.72 GB/s / 300 GB/s = 0.782 (case C04, "
+        "in-sample). Out of sample: Azure ND A100 v4, 8 GPUs: 231.58 / 300 = 0.772 (case C17)."),
     "nvlink4": Parameter(
         "ring_efficiency_nvlink4", 0.82, "fraction of nominal per-direction bandwidth",
         "https://github.com/NVIDIA/nccl-tests/issues/212",
@@ -98,12 +98,14 @@ LL_STEP_LATENCY_HOST_STAGED_S = Parameter(
     "(42.56 - 5.57) / 14 = 2.64 us per step.")
 
 NVLS_EFFICIENCY = Parameter(
-    "nvls_efficiency", 0.689, "fraction of nominal per-direction NVLink bandwidth",
-    "https://github.com/stas00/ml-engineering/blob/c53741b8b7dcc17b152757f104398c6dd6f231b3/network/benchmarks/results/all-reduce-8xH200.md",
-    "NVLS all_reduce on 8x H200: algbw 275.58 GB/s at 16 GiB (case C13). With in-switch reduction each GPU's link carries "
-    "S (1 + 1/n) per direction (its share of every slice up to the switch, the reduced slices back by multicast), so the "
-    "efficiency is 275.58 x (1 + 1/8) / 450 = 0.689. It reproduces NCCL issue #1455's busbw for 5..8 GPUs (420/440/460/480 GB/s). "
-    "NCCL's tuner uses nvlsEfficiency 0.85 for Hopper (src/graph/tuning.cc) on a different bandwidth base.")
+    "nvls_efficiency", 0.6875, "fraction of nominal per-direction NVLink bandwidth",
+    "https://github.com/NVIDIA/nccl-tests/issues/212",
+    "NVLS all_reduce on 8x H100: the NCCL maintainer's peak algbw of about 275 GB/s (busbw ~480) at large sizes "
+    "(case C10, in-sample). With in-switch reduction each GPU's link carries S (1 + 1/n) per direction (its share of "
+    "every slice up to the switch, the reduced slices back by multicast), so the efficiency is 275 x (1 + 1/8) / 450 = "
+    "0.6875. Out of sample it gives the 8x H200 sweep's 275.6 GB/s at 16 GiB (case C13) and NCCL issue #1455's busbw "
+    "for 5..7 GPUs (420/440/460 GB/s). NCCL's tuner uses nvlsEfficiency 0.85 for Hopper (src/graph/tuning.cc) on a "
+    "different bandwidth base.")
 
 NVLS_LATENCY_S = Parameter(
     "nvls_latency_s", 93e-6, "s",
