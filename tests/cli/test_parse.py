@@ -304,7 +304,12 @@ def test_parse_of_a_bench_table_writes_the_records_bench_wrote(tmp_path, capsys,
             for half in ("out_of_place", "in_place"):
                 assert (p[half] is None) == (b[half] is None)
                 assert p[half] is None or list(p[half]) == list(b[half])
-                assert p[half] is None or p[half]["time_s"] == pytest.approx(b[half]["time_s"], abs=0.006e-6)
+                if p[half] is not None:
+                    # the table prints time in 7 characters as nccl-tests does (2 decimals of us while they fit, then
+                    # 1, then none), so a loaded machine's slow iterations (>= 10 ms) lose digits
+                    t = b[half]["time_s"]
+                    digits = 0.005e-6 if t < 1e-2 else 0.05e-6 if t < 1e-1 else 0.5e-6
+                    assert p[half]["time_s"] == pytest.approx(t, abs=digits * 1.01)
             same = ("record", "collective", "msg_bytes", "count", "dtype", "op", "num_ranks", "iters", "blocks",
                     "warmup_iters", "num_wrong", "root")
             assert {k: p[k] for k in same} == {k: b[k] for k in same}

@@ -87,7 +87,7 @@ def test_at_least_a_third_of_the_sweeps_are_out_of_every_fit(results):
 
 
 def test_small_message_latency_within_factor_2_on_nvlink_and_pcie(results):
-    explained = {"C29", "C08s"}  # RoCE / TCPXO network latency is not modelled: documented misses
+    explained = {"C29"}  # RoCE latency has no sweep to fit on: a documented miss
     for r in results:
         if r.group == "small_latency" and r.case_id not in explained and r.sweep in HELD_SWEEPS | {""}:
             assert r.factor < 2, r

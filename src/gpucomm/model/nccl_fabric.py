@@ -155,7 +155,7 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
         a mesh's share ``(n-1)/(m-1)`` of them; a bridged pair's bridge (2 GPUs) or the PCIe link between pairs
         (more); PCIe with P2P at NCCL's PCIe rate (:data:`~gpucomm.model.nccl_tuner.PCI_BW_GBPS`, ``PATH_PXB``);
         without P2P the calibrated host-staged rate (``PATH_PHB``, module docstring); across two sockets
-        ``PATH_SYS`` and at most the socket link. NICs at the calibrated network rate.
+        ``PATH_SYS`` and at most the socket link. NICs at the calibrated network rate, with their transport's plugin latency and net device.
 
     Raises
     ------
@@ -187,10 +187,12 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
         if fabric.inter_socket is not None:
             bw = min(bw, get_inter_socket_link(fabric.inter_socket).bw_bytes_per_s)
             type_intra = "SYS"
-    nic_bw = None
+    nic_bw, net_latency_s, net_device = None, 0.0, "host"
     if nodes > 1:
         from gpucomm.model.hardware.network import get_network
-        nic_bw = get_network(fabric.network).bw_bytes_per_s * cal.NET_EFFICIENCY.value
+        network = get_network(fabric.network)
+        nic_bw = network.bw_bytes_per_s * cal.NET_EFFICIENCY.value
+        net_latency_s, net_device = network.latency_s, network.net_device
         if link.kind == "pcie":
             # GPUDirect RDMA reads GPU memory over the GPU's own PCIe link (staged through host memory without P2P):
             # NCCL's search counts the GPU-to-NIC path, which a star of one link per GPU does not hold; the link
@@ -198,7 +200,8 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
             nic_bw = min(nic_bw, bw if not fabric.p2p else _delivered_bw(link.key, p2p=True))
     return nt.build_comm(cc, num_ranks, bw, num_nodes=nodes, type_intra=type_intra, nvswitch=nvswitch,
                          nic_bw_bytes_per_s=nic_bw, nics_per_node=fabric.nics_per_node,
-                         nvls_support=None if fabric.p2p else False, nccl_version=tuple(nccl_version))
+                         nvls_support=None if fabric.p2p else False, net_device=net_device,
+                         latency_inter_s=net_latency_s, nccl_version=tuple(nccl_version))
 
 
 @functools.lru_cache(maxsize=512)

@@ -1214,7 +1214,7 @@ def search_graph(pattern: str, compute_capability: int, gpus_per_node: int, gpu_
 def build_comm(compute_capability: int, num_ranks: int, gpu_link_bw_bytes_per_s: float, *, num_nodes: int = 1,
                type_intra: str = "NVL", nvswitch: bool = True, nic_bw_bytes_per_s: float | None = None,
                nics_per_node: int | None = None, nvls_support: bool | None = None, net_device: str = "host",
-               cpu_vendor: str = "intel", nccl_version: tuple = (2, 30, 7)) -> Comm:
+               cpu_vendor: str = "intel", latency_inter_s: float = 0.0, nccl_version: tuple = (2, 30, 7)) -> Comm:
     """A communicator whose graphs come from :func:`search_graph`, with NCCL's channel setup.
 
     Parameters
@@ -1242,6 +1242,9 @@ def build_comm(compute_capability: int, num_ranks: int, gpu_link_bw_bytes_per_s:
         ``"unpack"`` for GPUDirect-TCPX/O networks (doubles the channels below 16, ``connect.cc:485-490``).
     cpu_vendor : str
         ``"intel"``, ``"amd"``, ``"zhaoxin"`` or ``"mixed"``.
+    latency_inter_s : float
+        The net plugin's reported latency (``ncclNetProperties.latency``), s: every graph's ``latencyInter``
+        (``search.cc``); 0 (unset) for IB and sockets.
     nccl_version : tuple of int
         (major, minor, patch).
 
@@ -1264,11 +1267,14 @@ def build_comm(compute_capability: int, num_ranks: int, gpu_link_bw_bytes_per_s:
     tree = search_graph("tree", compute_capability, gpus, gpu_link_bw_bytes_per_s, min_channels=ring.num_channels,
                         max_channels=ring.num_channels, **kwargs)
     graphs = {"ring": ring, "tree": tree}
+    if latency_inter_s and num_nodes > 1:
+        graphs = {k: replace(g, latency_inter_s=latency_inter_s) for k, g in graphs.items()}
     nvls_support = (compute_capability >= 90 and nvswitch and type_intra == "NVL" and gpus >= 2) \
         if nvls_support is None else nvls_support
     nvls_channels = 0
     if nvls_support:
-        graphs["nvls"] = search_graph("nvls", compute_capability, gpus, gpu_link_bw_bytes_per_s, **kwargs)
+        graphs["nvls"] = replace(search_graph("nvls", compute_capability, gpus, gpu_link_bw_bytes_per_s, **kwargs),
+                                 latency_inter_s=latency_inter_s if num_nodes > 1 else 0.0)
         nvls_channels = NVLS_CHANNELS["sm90" if compute_capability < 100 else
                                       "sm100_multi_node" if num_nodes > 1 else "sm100_one_node"]
     n = min(MAXCHANNELS, 2 * min(ring.num_channels, tree.num_channels)) or 1

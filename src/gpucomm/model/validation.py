@@ -99,7 +99,7 @@ CASES = (
              "nccl-tests' own algbw (count-based) the bridge reached 41 % of its rate; if the size column is right, "
              "81 %, which the model would match. The log cannot tell which"),
     Case("C08", "nvlink_large", "busbw", "2 nodes x 8 H100, 8x 200 Gb/s per node, 8 GiB",
-         make_fabric("nvlink4", num_nodes=2, network="eth_200g"), in_sample=True, why="network efficiency is this measurement"),
+         make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g"), in_sample=True, why="network efficiency is this measurement"),
     Case("C07", "pcie_large", "busbw", "DGX H100, 4 GPUs, P2P off, PCIe 5.0, 1 GiB", make_fabric("pcie5", p2p=False),
          in_sample=True, why="host-staged efficiency is taken from this measurement"),
     Case("C39", "pcie_large", "time", "4 GPUs, P2P off, PCIe 4.0, 64 MiB (Llama-3-70B article)",
@@ -139,7 +139,7 @@ CASES = (
     Case("M01", "network_large", "busbw", "all_gather, 2 nodes x 8 B200, 8x 400 Gb/s RoCE, 8 GiB",
          make_fabric("nvlink5", num_nodes=2, network="eth_400g"), collective="all_gather"),
     Case("M02", "network_large", "busbw", "all_gather, 2 nodes x 8 H100, 8x 200 Gb/s TCPXO, 8 GiB",
-         make_fabric("nvlink4", num_nodes=2, network="eth_200g"), collective="all_gather",
+         make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g"), collective="all_gather",
          why="same platform as C08, whose all_reduce the network efficiency was fitted on"),
     Case("M03", "network_large", "busbw", "all_gather, 2 nodes x 8 H100, 4x 200 Gb/s TCPX, 8 GiB",
          make_fabric("nvlink4", num_nodes=2, network="eth_200g", nics_per_node=4), collective="all_gather",
@@ -157,8 +157,9 @@ CASES = (
     Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", make_fabric("pcie5"), measured=25.47,
          msg_bytes=8, why="as C41: NCCL's PCI step latency (1 us per LL step)"),
     Case("C08s", "small_latency", "time", "2 nodes x 8 H100 over GPUDirect-TCPXO, 8 B",
-         make_fabric("nvlink4", num_nodes=2, network="eth_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
-         why="TCPXO moves data through a host-side TCP stack: ~120 us floor, not in the model"),
+         make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
+         in_sample=True, why="TCPXO moves data through a host-side TCP stack: its per-step latency is fitted on this "
+                             "measurement (network.TCPXO_LATENCY_S)"),
 )
 
 

@@ -51,6 +51,12 @@ class NetworkLink:
         URL of the most primary source for the rate.
     notes : str
         Tags ([V]/[C]/[U]), secondary URLs, line rates, caveats.
+    latency_s : float
+        Extra latency per network step that the transport's NCCL net plugin reports (``ncclNetProperties.latency``,
+        NCCL's ``latencyInter``): 0 for the InfiniBand/RoCE verbs and socket transports, which leave it unset
+        (``props->latency = 0`` in ``src/transport/net_ib.cc`` at v2.30.7-1). A fit where a transport is slower.
+    net_device : str
+        ``"host"``, or ``"unpack"`` for GPUDirect-TCPX/TCPXO (NCCL doubles the channels below 16, ``connect.cc``).
     """
 
     key: str
@@ -65,6 +71,8 @@ class NetworkLink:
     standard: str
     source: str
     notes: str
+    latency_s: float = 0.0
+    net_device: str = "host"
 
 
 def _port(key, name, kind, port_gbit, *, lanes=None, typical_nic, year=None, standard, source, notes) -> NetworkLink:
@@ -115,6 +123,24 @@ _NETWORK_LIST = (
                  "[C] https://m.hexus.net/tech/news/network/141508-ethernet-technology-consortium-announces-800gbe-standard . "
                  f"100 GB/s per direction. ConnectX-8 firmware notes: '800GbE link speed is not supported on a single "
                  f"port' (2 x 400GbE instead) [V] {_CX8_FW} ; WinOF-2 lists CX-8 as 800GbE-capable [V].")),
+)
+
+TCPXO_LATENCY_S = 54e-6
+"""A fit: the extra latency per network step of GPUDirect-TCPXO, such that the model gives the 123.5 us that an 8 B
+all_reduce on 2 GCP A3-Mega VMs (16 H100) takes (nccl-tests log C08, its 8 B in-place row: in-sample). The
+plugin moves data through a host-side TCP stack, so each network step costs far more than over RDMA."""
+
+_NETWORK_LIST += (
+    NetworkLink(
+        key="tcpxo_200g", name="GPUDirect-TCPXO over 200 Gigabit Ethernet (GCP A3 Mega)", kind="ethernet",
+        port_bits_per_s=200e9, bw_bytes_per_s=200e9 / 8, lanes=None, lane_bits_per_s=None,
+        typical_nic="8 x 200 Gb/s per A3 Mega VM", year=2024, standard="Google GPUDirect-TCPXO (NCCL net plugin)",
+        source="https://cloud.google.com/compute/docs/gpus/gpudirect",
+        notes=("A3 Mega: 8 NICs of 200 Gb/s per VM for GPU traffic through the GPUDirect-TCPXO NCCL plugin [U]. Not RDMA: "
+               "the payload moves GPU to NIC without host copies while a host TCP stack runs the protocol, which adds "
+               f"latency: {TCPXO_LATENCY_S * 1e6:.0f} us per network step, fitted on case C08 (TCPXO_LATENCY_S). "
+               "25 GB/s per direction per NIC."),
+        latency_s=TCPXO_LATENCY_S, net_device="unpack"),
 )
 
 NETWORKS: dict[str, NetworkLink] = {net.key: net for net in _NETWORK_LIST}
