@@ -173,7 +173,7 @@ def small_message_figure(fabric: Fabric | str = "nvlink4", num_ranks: int = 8, *
     fab = as_fabric(fabric)
     sizes = size_grid(min_bytes, max_bytes)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, column_widths=[0.58, 0.42],
-                        subplot_titles=("time per call", "NCCL eager, split"))
+                        subplot_titles=("time per call (us)", "NCCL eager, split (us)"))
     eager = None
     for i, (name, algo, launch) in enumerate(SMALL_MESSAGE_SERIES):
         costs = [collective_cost("all_reduce", s, num_ranks=num_ranks, fabric=fab, algorithm=algo, launch=launch)
@@ -200,7 +200,6 @@ def small_message_figure(fabric: Fabric | str = "nvlink4", num_ranks: int = 8, *
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=tick_labels, title_text="message size", row=1, col=1)
     fig.update_xaxes(type="category", tickvals=labels[::4], title_text="message size", row=1, col=2)
     fig.update_yaxes(type="log", dtick=1, title_text="time (us)", row=1, col=1)
-    fig.update_yaxes(title_text="time (us)", row=1, col=2)
     fig.update_layout(
         title=top_title(f"all_reduce, {num_ranks} GPUs, {fab.label} (model)"), template="plotly_white",
         barmode="stack", height=560, margin=dict(t=80, b=170, l=70, r=20),
