@@ -80,3 +80,51 @@ def test_network_step_latency_from_the_dgx_spark_pair():
     c29 = _case("C29")
     expected = (float(c29["time_us"]) - cal.LL_BASE_LATENCY_S.value * 1e6) / 2  # ring of 2 nodes: 2 steps
     assert cal.NET_STEP_LATENCY_S.value * 1e6 == pytest.approx(expected, abs=0.05)
+
+
+# --- the fits of the latency scale, the NVLS fill and the TCPXO latency, recomputed from their sweeps ----------------
+
+def _sweep_points(sweep_id, lo_bytes, hi_bytes):
+    from gpucomm.model.validation import SWEEPS, _sweep
+
+    sweep = next(s for s in SWEEPS if s.sweep_id == sweep_id)
+    return [r for r in _sweep(sweep) if lo_bytes <= r.msg_bytes < hi_bytes]
+
+
+@pytest.mark.parametrize("key,sweep_id", [("nvlink3", "Azure A100x8"), ("nvlink4", "S04"), ("nvlink5", "S05"),
+                                          ("net", "S01")])
+def test_each_latency_scale_makes_its_sweeps_median_ratio_one_below_1_mib(key, sweep_id):
+    # the fitting criterion: the median predicted/measured time over the sweep's sizes below 1 MiB is 1.0; a scale
+    # 0.05 off either way moves it by more than the tolerance (the latency is most of the time there)
+    points = _sweep_points(sweep_id, 0, 2**20)
+    assert len(points) >= 5 and all(r.in_sample for r in points)
+    assert statistics.median(r.predicted / r.measured for r in points) == pytest.approx(1.0, abs=0.025)
+
+
+def test_pci_latency_is_nccls_own_and_matches_pcie_out_of_sample():
+    from gpucomm.model.validation import validate
+
+    assert cal.TUNER_LATENCY_SCALE["pci"].value == 1.0
+    by_id = {r.case_id: r for r in validate()}
+    for case_id in ("C41", "P01s"):
+        assert not by_id[case_id].in_sample and abs(by_id[case_id].error) < 0.10
+
+
+def test_nvls_fill_minimises_the_mean_error_of_the_h200_v5_mid_band(monkeypatch):
+    from dataclasses import replace
+
+    def mean_error(chunks):
+        monkeypatch.setattr(cal, "NVLS_PIPELINE_FILL_CHUNKS", replace(cal.NVLS_PIPELINE_FILL_CHUNKS, value=chunks))
+        points = [r for r in _sweep_points("S04", 2**20, 64 * 2**20) if r.algorithm == "nvls"]
+        return statistics.mean(abs(r.error) for r in points)
+
+    fitted = cal.NVLS_PIPELINE_FILL_CHUNKS.value
+    errors = {chunks: mean_error(chunks) for chunks in range(1, 9)}
+    assert min(errors, key=errors.get) == fitted
+
+
+def test_tcpxo_latency_reproduces_the_8_byte_floor_of_c08():
+    from gpucomm.model.validation import validate
+
+    c08s = next(r for r in validate() if r.case_id == "C08s")
+    assert c08s.in_sample and c08s.predicted == pytest.approx(c08s.measured, rel=0.02)
