@@ -155,6 +155,7 @@ def test_validate_fits_the_terminal_and_lists_sweeps_on_request():
                            env={**os.environ, "COLUMNS": "220"})
     assert "Azure A100x8 1G" in every.stdout and "H200x8 16GiB" in every.stdout
     assert "S01 16GiB" in every.stdout and "S03 8GiB" in every.stdout
+    assert "S06 128MiB" in every.stdout and "S07 8B" in every.stdout
 
 
 def test_an_unknown_system_is_one_line_listing_the_keys_and_help_lists_them_too():
@@ -222,4 +223,5 @@ def test_validate_json_has_the_sweep_bands_and_the_issue_targets(capsys):
     sample = {(b["sweep"], b["in_sample"]) for b in data["sweep_bands"]}
     assert ("Azure A100x8", True) in sample and ("S01", False) in sample and ("S05", False) in sample
     assert ("S04", True) in sample and ("S02", True) not in sample and ("H200x8", True) not in sample
+    assert ("S06", False) in sample and ("S07", True) not in sample
     assert all({"name", "reached", "met"} <= set(t) for t in data["targets"])

@@ -22,11 +22,12 @@ EXPECTED_WARNINGS = {
     "C01": [], "C02": [], "C03": ["busbw_drop"], "C04": ["in_place_outlier", "busbw_dip"], "C05": [], "C06": [],
     "C07": ["busbw_drop", "busbw_drop"], "C08": [], "C28": ["legacy_size", "no_summary"], "C29": ["stopped_early"],
     "S01": ["in_place_outlier"], "S02": ["in_place_outlier", "busbw_dip"], "S03": [],
+    "S06": [], "S07": [],
 }
 EXPECTED_ROWS = {"C01": 4, "C02": 4, "C03": 4, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 31, "C28": 13, "C29": 4,
-                 "S01": 32, "S02": 32, "S03": 24}
+                 "S01": 32, "S02": 32, "S03": 24, "S06": 25, "S07": 25}
 EXPECTED_RANKS = {"C01": 2, "C02": 4, "C03": 2, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 16, "C28": None, "C29": 2,
-                  "S01": 16, "S02": 32, "S03": 16}
+                  "S01": 16, "S02": 32, "S03": 16, "S06": 8, "S07": 8}
 
 
 def test_every_bundled_log_keeps_its_source_line():
@@ -72,7 +73,7 @@ def test_log_sweeps_csv_is_what_the_parser_reads_from_the_logs():
     from gpucomm.model.validation import LOG_SWEEPS_CSV as MODEL_CSV
     from gpucomm.model.validation import log_sweep_names
 
-    assert MODEL_CSV == LOG_SWEEPS_CSV and log_sweep_names() == ["S01", "S02", "S03"]
+    assert MODEL_CSV == LOG_SWEEPS_CSV and log_sweep_names() == ["S01", "S02", "S03", "S06", "S07"]
     assert bundled_data(LOG_SWEEPS_CSV).read_text() == log_sweeps_csv(log_sweep_names()), \
         "run python scripts/extract_log_sweeps.py"
     s01 = read_bundled_log("S01")

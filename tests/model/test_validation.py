@@ -65,7 +65,7 @@ def test_every_declared_sweep_is_compared_and_reported(results):
     from gpucomm.model.validation import SWEEPS, sweep_bands
 
     names = [s.sweep_id for s in SWEEPS]
-    assert len(names) == len(set(names)) and {"S01", "S02", "S03", "S04", "S05"} <= set(names)
+    assert len(names) == len(set(names)) and {"S01", "S02", "S03", "S04", "S05", "S06", "S07"} <= set(names)
     bands = sweep_bands(results)
     for s in SWEEPS:
         points = [r for r in results if r.sweep == s.sweep_id]
@@ -139,5 +139,6 @@ def test_sweep_targets_of_the_model_issue_are_met_out_of_sample(results):
     assert targets(results) == targets([r for r in results if r.sweep != "S03"])
     bands = sweep_bands(results)
     # the H200 sweep is out of every fit; the Azure one below 64 MiB is in-sample (latency scale)
-    assert {b.sweep for b in bands if not b.in_sample} == {"Azure A100x8", "H200x8", "S01", "S02", "S03", "S04", "S05"}
+    assert {b.sweep for b in bands if not b.in_sample} == {"Azure A100x8", "H200x8", "S01", "S02", "S03", "S04", "S05",
+                                                           "S06", "S07"}
     assert not any(b.in_sample for b in bands if b.sweep == "H200x8")

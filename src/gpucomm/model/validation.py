@@ -283,10 +283,22 @@ SWEEPS = (
           fitted_why="the NVLink 5 latency scale is fitted on this sweep below 1 MiB",
           why="ranks not stated: 4 assumed (one ND GB200 v6 VM); the page says the Ring algorithm, which the model "
               "is forced to"),
+    Sweep("S06", "8x RTX 4090, PCIe 4.0, no P2P (stock driver), dual EPYC 7542", "nccl_logs/S06.txt",
+          make_fabric("pcie4", p2p=False, inter_socket="xgmi_zen2"), None,
+          why="NCCL release not stated (the model's default tuner); no PCIe switch, one GPU per root port and NUMA "
+              "node (NPS4), so every staged copy crosses the host, half of them the socket link: the catalog's "
+              "pcie_8x_rtx4090 is an Intel host, this one AMD Rome (xgmi_zen2). The host-memory path's rate on "
+              "this host (memory, Infinity Fabric) is not measured"),
+    Sweep("S07", "8x RTX 4090, PCIe 4.0, P2P (tinygrad driver), dual EPYC 7542", "nccl_logs/S07.txt",
+          make_fabric("pcie4", inter_socket="xgmi_zen2"), None,
+          why="NCCL release not stated; P2P through a patched driver (BAR1 P2P, IOMMU off), same host as S06: "
+              "cudaMemcpyPeer 25 GB/s each way within a socket, 20-22 GB/s across, which the ring's cross-socket "
+              "hops run at; the model takes the PCIe P2P efficiency fitted on RTX PRO 6000 behind PCIe switches"),
 )
 """Every bundled sweep compared size by size. Fits used the Azure A100 and H200 v5 sweeps below 64 MiB and the
 GB200 and 2-node H100 sweeps below 1 MiB (each sweep's ``fitted_why``); the 8x H200 torch sweep, the 4-node H100
-sweep and the B200 all_gather are wholly out of sample, as are every sweep's sizes from 64 MiB."""
+sweep, the B200 all_gather and the 8x RTX 4090 PCIe sweeps (S06 without P2P, S07 with) are wholly out of sample, as
+are every sweep's sizes from 64 MiB."""
 
 
 def log_sweep_names() -> list[str]:
