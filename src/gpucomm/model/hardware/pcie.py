@@ -407,6 +407,9 @@ def _socket_link(key: str, name: str, macro: str, gb_per_s: float, cpus: str = "
                "the model uses NCCL's planning figure. ") + nccl)
 
 
+_ROME_P2P = ("https://github.com/charlie0129/blog/blob/88e88783559e54d7a24c8301002de1e5cae66002/content/post/"
+             "rtx4090-p2p-unlocked/index.md")
+
 _AMD_NOTE = ("Every released NCCL, up to v2.30.7-1, gives all AMD CPUs the same AMD_BW; per-generation values "
              f"(AMD_ZEN12_BW 16, AMD_ZEN34_BW 24, AMD_ZEN5_BW 32 GB/s) exist only on NCCL's dev branch ({_NCCL_DEV_AMD}, "
              "2026-03-31) [V].")
@@ -420,7 +423,12 @@ INTER_SOCKET_LINKS: dict[str, InterSocketLink] = {link.key: link for link in (
     _socket_link("upi_sapphire_rapids", "Intel UPI 2.0 (Sapphire Rapids Xeon)", "SRP_QPI_BW", 22.0),
     _socket_link("upi_emerald_rapids", "Intel UPI 2.0 (Emerald Rapids Xeon)", "ERP_QPI_BW", 40.0),
     _socket_link("xgmi_zen2", "AMD Infinity Fabric / xGMI (EPYC Naples, Rome: Zen 1-2)", "AMD_BW", 16.0,
-                 "DGX A100 has two EPYC 7742 (Rome) sockets. " + _AMD_NOTE),
+                 "DGX A100 has two EPYC 7742 (Rome) sockets. " + _AMD_NOTE,
+                 measured_gb_per_s=21.0, measured_source=_ROME_P2P,
+                 measured="dual EPYC 7542 (Rome), 8x RTX 4090 with a P2P-enabled driver: cudaMemcpyPeer across the "
+                          "sockets 20-22 GB/s each way (25 GB/s within a socket), so at least 21 GB/s [C] "
+                          "(charlie0129, 'RTX4090 GPUDirect P2P Unlocked!', 2025-02-07); a PCIe 4.0 GPU may be the "
+                          "limit there rather than the socket link."),
     _socket_link("xgmi_zen4", "AMD Infinity Fabric / xGMI (EPYC Milan, Genoa: Zen 3-4)", "AMD_BW", 16.0, _AMD_NOTE,
                  measured_gb_per_s=32.0, measured_source=_RTX6KPRO,
                  measured="dual EPYC 9374F (Genoa), RTX PRO 6000: cross-NUMA P2P ~64 GB/s bidirectional, so 32 GB/s "
