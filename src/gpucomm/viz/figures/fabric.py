@@ -56,7 +56,7 @@ def domain_bandwidth_figure(systems: tuple[str, ...] = ("dgx_h100", "dgx_b200", 
     for key in systems:
         system = get_system(key)
         nv, net = _domain_rates(system.key)
-        names.append(system.name)
+        names.append(system.name.split(" / ")[0])  # short enough for a phone's axis
         nvlink.append(nv / 1e9)
         network.append(net / 1e9)
         hover.append(f"NVLink domain: {system.nvlink_domain_size} GPUs; NVLink / network = {nv / net:.0f}x")
@@ -66,9 +66,9 @@ def domain_bandwidth_figure(systems: tuple[str, ...] = ("dgx_h100", "dgx_b200", 
     fig.add_trace(go.Bar(x=names, y=network, name="leaving it (its share of the scale-out NICs)", marker_color=color(0),
                          customdata=hover, hovertemplate="%{y:.0f} GB/s<br>%{customdata}<extra>network</extra>"))
     fig.update_layout(
-        barmode="group", template="plotly_white", height=460, margin=dict(t=70, b=110),
-        title="Per-GPU bandwidth, one direction: inside the NVLink domain vs out of it<br>"
-              "<sup>catalog rates (gpucomm.model.hardware), no efficiency applied</sup>",
+        barmode="group", template="plotly_white", height=480, margin=dict(t=100, b=110),
+        title="Per-GPU bandwidth, one direction:<br>inside the NVLink domain vs out of it<br>"
+              "<sup>catalog rates, no efficiency applied</sup>",
         yaxis=dict(title="GB/s per GPU, per direction", type="log"),
         legend=dict(orientation="h", y=-0.15))
     return fig
@@ -120,9 +120,9 @@ def placement_figure(group_sizes: tuple[int, ...] = (16, 64), *, inside: str = "
                 hovertemplate="%{y:.4g} us<br>%{customdata}<extra>%{fullData.name}</extra>"))
     ticks = [s for s in sizes if s.bit_length() % 4 == 1 or s == sizes[0]]
     fig.update_layout(
-        template="plotly_white", height=520, margin=dict(t=70, b=150),
-        title="all_reduce of a TP/EP group: inside one NVLink domain vs across nodes (model)<br>"
-              "<sup>gpucomm.model.cost.collective_cost; across nodes: the nodes' own NICs</sup>",
+        template="plotly_white", height=540, margin=dict(t=100, b=150),
+        title="all_reduce of a TP/EP group (model):<br>inside one NVLink domain vs across nodes<br>"
+              "<sup>across nodes: the nodes' own NICs</sup>",
         xaxis=dict(type="log", tickvals=ticks, ticktext=[format_size(s) for s in ticks],
                    title="message size (per-rank buffer)"),
         yaxis=dict(type="log", title="time (us)"), legend=dict(orientation="h", y=-0.22))
@@ -172,9 +172,9 @@ def oversubscription_figure(fabric: Fabric, *, ratios: tuple[int, ...] = (1, 2, 
             customdata=[f"{c.algorithm}/{c.protocol}" for c in costs],
             hovertemplate="%{y:.0f} GB/s, %{customdata}<extra>%{fullData.name}</extra>"))
     fig.update_layout(
-        template="plotly_white", height=460, margin=dict(t=80, b=110),
-        title=f"all_reduce of {format_size(msg_bytes)} across nodes vs leaf oversubscription (model)<br>"
-              f"<sup>{fabric.label}; worst case: every byte crosses the spine</sup>",
+        template="plotly_white", height=480, margin=dict(t=100, b=110),
+        title=f"all_reduce of {format_size(msg_bytes)} across nodes<br>vs leaf oversubscription (model)<br>"
+              f"<sup>{fabric.label.split(' / ')[0]}; every byte crosses the spine</sup>",
         xaxis=dict(type="log", tickvals=list(node_counts), title=f"nodes ({gpus} GPUs each)"),
         yaxis=dict(title="busbw (GB/s, per direction)", rangemode="tozero"), legend=dict(orientation="h", y=-0.2))
     return fig
