@@ -19,6 +19,7 @@ import pytest
 MODULES = (
     "gpucomm.model.cost",
     "gpucomm.model.fabric",
+    "gpucomm.model.fat_tree",
     "gpucomm.model.tp",
     "gpucomm.model.training",
     "gpucomm.model.collectives",

@@ -182,6 +182,11 @@ def test_nvswitch_and_system_spot_values():
     assert get_system("dgx1_p100").gpus_per_nic == 2
     assert not get_system("pcie_8x_rtx4090").p2p and get_system("pcie_8x_rtx4090").nvlink_domain_size == 1
     assert get_system("hgx_b200") is get_system("dgx_b200")
+    nvl72 = get_system("gb200_nvl72")
+    assert (nvl72.hosts, nvl72.switch_trays, nvl72.num_gpus // nvl72.hosts) == (18, 9, 4)
+    # 'NVLink Switch features 144 NVLink ports' per tray (NVIDIA NVLink page): 2 chips of 72 ports
+    assert nvl72.nvswitch_chips // nvl72.switch_trays * get_nvswitch(nvl72.nvswitch_key).ports_per_chip == 144
+    assert all(s.hosts == 1 and s.switch_trays == 0 for k, s in SYSTEMS.items() if k != "gb200_nvl72")
 
 
 def test_added_systems_match_their_sources():
@@ -218,6 +223,8 @@ def test_systems_refer_to_catalog_entries(key):
         assert system.gpus_per_nic == system.num_gpus / system.num_nics
     if system.fabric == "pcie":
         assert gpu.nvlink_gen is None and system.nvlink_domain_size == 1
+    assert system.hosts >= 1 and system.num_gpus % system.hosts == 0
+    assert system.switch_trays == 0 or system.nvswitch_chips % system.switch_trays == 0
     assert 1 <= system.nvlink_domain_size <= system.num_gpus
     if system.inter_socket is not None:
         get_inter_socket_link(system.inter_socket)

@@ -155,6 +155,13 @@ class System:
         both sockets of a two-socket host, so that a ring over all of them crosses the socket link
         (``SYS`` in ``nvidia-smi topo -m``); None for one socket, and for NVSwitch systems, whose GPU
         traffic stays on NVLink.
+    hosts : int
+        Operating-system instances (compute nodes or trays) the entry's GPUs sit in: 1 for an HGX/DGX
+        server, 18 compute trays of 4 GPUs for an NVL72 rack. An NVLink domain over several hosts is
+        multi-node NVLink (MNNVL).
+    switch_trays : int
+        NVLink switch trays holding the switch chips when they sit outside the hosts (9 in an NVL72
+        rack), 0 when the switches are on the GPU baseboard or absent.
     source : str
         URL of the most primary source.
     notes : str
@@ -179,17 +186,19 @@ class System:
     inter_socket: str | None
     source: str
     notes: str
+    hosts: int = 1
+    switch_trays: int = 0
 
 
 def _system(key, name, year, num_gpus, gpu_key, fabric, *, nvswitch=None, chips=0, domain, all_to_all, p2p=True,
-            nics=None, nic=None, inter_socket=None, source, notes) -> System:
+            nics=None, nic=None, inter_socket=None, hosts=1, switch_trays=0, source, notes) -> System:
     if fabric not in FABRICS:
         raise GpucommError(f"fabric {fabric!r} is not valid: expected one of {', '.join(FABRICS)}")
     nvls = NVSWITCHES[nvswitch].nvls if nvswitch else False
     return System(key=key, name=name, year=year, num_gpus=num_gpus, gpu_key=gpu_key, fabric=fabric,
                   nvswitch_key=nvswitch, nvswitch_chips=chips, nvlink_domain_size=domain, nvlink_all_to_all=all_to_all,
                   p2p=p2p, nvls=nvls, num_nics=nics, nic_key=nic, gpus_per_nic=num_gpus / nics if nics else None,
-                  inter_socket=inter_socket, source=source, notes=notes)
+                  inter_socket=inter_socket, source=source, notes=notes, hosts=hosts, switch_trays=switch_trays)
 
 
 _CUBE_MESH_NOTE = ("Hybrid cube-mesh: GPUs at the corners of a cube, all 12 edges NVLink (some doubled), plus diagonals on two "
@@ -244,9 +253,14 @@ _SYSTEM_LIST = (
                    "'Networking bandwidth 0.8 TB/s' [C] https://fibermall.com/blog/?p=17161 . 2 switch chips [U] Fabric "
                    f"Manager guide. ConnectX-7 at 400 Gb/s may run NDR InfiniBand or 400GbE. {_NVLS_NOTE} {_HGX_NOTE}")),
     _system("gb200_nvl72", "GB200 NVL72 (rack)", 2024, 72, "b200_gb200", "nvswitch", nvswitch="nvswitch4", chips=18,
-            domain=72, all_to_all=True, nics=72, nic="ib_ndr",
+            domain=72, all_to_all=True, nics=72, nic="ib_ndr", hosts=18, switch_trays=9,
             source="https://docs.nvidia.com/base-command-manager/product-manuals/nvidia-mission-control/nvlink",
-            notes=("72 B200 + 36 Grace; 9 NVLink switch trays [V] x 2 chips = 18. NVLink domain 72 (NVIDIA: up to 576 "
+            notes=("72 B200 + 36 Grace; 9 NVLink switch trays [V] x 2 chips = 18. 18 compute trays (hosts, one OS "
+                   "instance each) of 4 GPUs: 'an NVL72 rack with 18 compute trays (72 GPUs)' [V] "
+                   "https://docs.nvidia.com/base-command-manager/product-manuals/nvidia-mission-control/nvlinksdn ; "
+                   "an IMEX 'node' is 'an OS instance with at least one GPU' [V] "
+                   "https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/overview.html . "
+                   "NVLink domain 72 (NVIDIA: up to 576 "
                    f"multi-rack) [V] {_NVLINK_AU} ; its '130TB/s' is 72 x 1.8 TB/s bidir per GPU summed, not bisection. "
                    "Compute tray: 4 x ConnectX-7 400 Gb/s for 4 GPUs [C] stas00 citing "
                    "https://docs.nvidia.com/dgx/dgxgb200-user-guide/networking.html ; 72 NICs derived (one per GPU). "
