@@ -97,6 +97,10 @@ class Visit:
         end = self.load_events_s[-1]
         return sum(b for rid, b in self.bytes_of.items() if self.finished_at[rid] <= end)
 
+    def largest(self, n: int) -> list[tuple[str, int]]:
+        """The ``n`` largest responses: ``[(URL, bytes), ...]``, largest first."""
+        return sorted(((self.url_of.get(rid, "?"), b) for rid, b in self.bytes_of.items()), key=lambda ub: -ub[1])[:n]
+
     def bytes_by_kind(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
         for rid, b in self.bytes_of.items():
@@ -208,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", type=Path, default=DEFAULT_HTML, help="built book (default _build/html)")
     parser.add_argument("--repeat", type=int, default=3, help="cold visits per page; medians are printed (default 3)")
     parser.add_argument("--all", action="store_true", help="every page of _toc.yml (one line each)")
+    parser.add_argument("--files", type=int, default=0, metavar="N",
+                        help="also list the N largest responses of each page (what its weight is made of)")
     args = parser.parse_args(argv)
 
     html = args.html.resolve()
@@ -252,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
                 if not args.all:
                     shown = sorted(last.bytes_by_kind().items(), key=lambda kv: -kv[1])
                     print("    " + ", ".join(f"{k} {b / 1e6:.2f} MB" for k, b in shown if b >= 10_000))
+                for url, b in last.largest(args.files):
+                    print(f"      {b / 1e3:8.1f} kB  {urlsplit(url).path}")
                 # The browser asks for /favicon.ico by itself; the book has none.
                 for failure in sorted({f for f in last.failed if "/favicon.ico" not in f}):
                     print(f"    failed: {failure}")
