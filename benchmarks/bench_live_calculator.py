@@ -157,12 +157,15 @@ def run_once(browser, base_url: str, name: str, updates: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="time to the first live result and per update of the live calculators")
-    parser.add_argument("calculators", nargs="*", choices=[[], *CASES], metavar="CALCULATOR",
+    parser.add_argument("calculators", nargs="*", metavar="CALCULATOR",
                         help=f"live calculators to time (default: all of {', '.join(CASES)})")
     parser.add_argument("--html", type=Path, default=DEFAULT_HTML, help="built book (default _build/html)")
     parser.add_argument("--runs", type=int, default=3, help="cold runs per calculator (fresh browser context each; default 3)")
     parser.add_argument("--updates", type=int, default=30, help="later updates timed per run (default 30)")
     args = parser.parse_args(argv)
+    unknown = [n for n in args.calculators if n not in CASES]
+    if unknown:
+        parser.error(f"calculator {unknown[0]!r} is not valid: expected one of {', '.join(CASES)}")
 
     html = args.html.resolve()
     names = args.calculators or list(CASES)
