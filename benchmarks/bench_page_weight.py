@@ -12,8 +12,12 @@ Chromium's DevTools network events (``encodedDataLength``: body plus headers, as
   components requested after the load event included).
 
 The server sends files uncompressed, as ``python -m http.server`` and a local ``file://`` read do;
-a host that gzips (GitHub Pages, nginx) sends fewer bytes of text (JavaScript, CSS, HTML).
-Target (static-book issue, item 6): the cold first page under 3 MB to the load event.
+a host that gzips (GitHub Pages, nginx with ``gzip on``) sends fewer bytes of text (JavaScript, CSS,
+HTML, JSON): ``--gzip`` measures that too, the server then compressing text responses (gzip level 6)
+for a browser that accepts it. Fonts (woff2), WebAssembly and zips are sent as they are either way.
+Targets: the cold first page under 3 MB to the load event (static-book issue, item 6); a calculator
+page under 1 MB until the reader opts in to the live mode (live-calculator issue), printed for the
+pages under ``notebooks/``.
 Prints figures; it is not a test. Run after ``make book``::
 
     python benchmarks/bench_page_weight.py [--html DIR] [--repeat 3] [--all] [PAGE ...]
@@ -23,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import http.server
+import io
 import os
 import platform
 import re
@@ -43,6 +49,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 VIEWPORT = {"width": 1280, "height": 900}
 TARGET_FIRST_PAGE_BYTES = 3_000_000
+TARGET_CALCULATOR_BYTES = 1_000_000  # before opting in to the live mode: Pyodide is never fetched before that
+# What a compressing host gzips (by file name); everything else (woff2, png, wasm, zip) is sent as is.
+GZIP_SUFFIXES = (".html", ".js", ".mjs", ".css", ".json", ".svg", ".txt", ".map")
+GZIP_LEVEL = 6
 QUIET_MS = 500        # network quiet this long = the page is done loading
 MAX_WAIT_MS = 20_000  # give up waiting for quiet after this long
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -97,6 +107,10 @@ class Visit:
         end = self.load_events_s[-1]
         return sum(b for rid, b in self.bytes_of.items() if self.finished_at[rid] <= end)
 
+    def largest(self, n: int) -> list[tuple[str, int]]:
+        """The ``n`` largest responses: ``[(URL, bytes), ...]``, largest first."""
+        return sorted(((self.url_of.get(rid, "?"), b) for rid, b in self.bytes_of.items()), key=lambda ub: -ub[1])[:n]
+
     def bytes_by_kind(self) -> dict[str, int]:
         out: dict[str, int] = defaultdict(int)
         for rid, b in self.bytes_of.items():
@@ -118,9 +132,30 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def serve(html: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
-    """Serve ``html`` on a free port of 127.0.0.1; return the server and its base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(html)))
+class _GzipHandler(_QuietHandler):
+    """Text files gzipped (``Content-Encoding: gzip``) for a browser that accepts it, as a compressing host sends them."""
+
+    def send_head(self):
+        path = self.translate_path(self.path)
+        if os.path.isdir(path):
+            path = os.path.join(path, "index.html")
+        if (not path.endswith(GZIP_SUFFIXES) or not os.path.isfile(path)
+                or "gzip" not in self.headers.get("Accept-Encoding", "")):
+            return super().send_head()
+        with open(path, "rb") as f:
+            body = gzip.compress(f.read(), compresslevel=GZIP_LEVEL, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+def serve(html: Path, compress: bool = False) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """Serve ``html`` on a free port of 127.0.0.1 (text gzipped with ``compress``); return the server and its base URL."""
+    handler = _GzipHandler if compress else _QuietHandler
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(html)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
@@ -208,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", type=Path, default=DEFAULT_HTML, help="built book (default _build/html)")
     parser.add_argument("--repeat", type=int, default=3, help="cold visits per page; medians are printed (default 3)")
     parser.add_argument("--all", action="store_true", help="every page of _toc.yml (one line each)")
+    parser.add_argument("--gzip", action="store_true",
+                        help="the server gzips text responses, as GitHub Pages or nginx with gzip on do")
+    parser.add_argument("--files", type=int, default=0, metavar="N",
+                        help="also list the N largest responses of each page (what its weight is made of)")
     args = parser.parse_args(argv)
 
     html = args.html.resolve()
@@ -233,8 +272,10 @@ def main(argv: list[str] | None = None) -> int:
         cases = list(DEFAULT_PAGES)
 
     print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs; book: {html}")
-    print(f"cold cache (fresh context per visit), uncompressed http.server; median of {args.repeat} visits")
-    server, base_url = serve(html)
+    how = f"text gzipped (level {GZIP_LEVEL}) as a compressing host sends it" if args.gzip else "uncompressed http.server"
+    print(f"cold cache (fresh context per visit), {how}; median of {args.repeat} visits")
+    server, base_url = serve(html, compress=args.gzip)
+    calculators: list[tuple[str, float]] = []
     first_page_bytes = None
     try:
         with sync_playwright() as pw:
@@ -249,9 +290,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{label:<40} {mb(to_load):>10} {mb(total):>10} {load_s:9.2f} s {len(last.bytes_of):>8}")
                 if rel == "index.html":
                     first_page_bytes = to_load
+                if rel.startswith("notebooks/"):
+                    calculators.append((rel, total))
                 if not args.all:
                     shown = sorted(last.bytes_by_kind().items(), key=lambda kv: -kv[1])
                     print("    " + ", ".join(f"{k} {b / 1e6:.2f} MB" for k, b in shown if b >= 10_000))
+                for url, b in last.largest(args.files):
+                    print(f"      {b / 1e3:8.1f} kB  {urlsplit(url).path}")
                 # The browser asks for /favicon.ico by itself; the book has none.
                 for failure in sorted({f for f in last.failed if "/favicon.ico" not in f}):
                     print(f"    failed: {failure}")
@@ -263,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "under" if first_page_bytes < TARGET_FIRST_PAGE_BYTES else "OVER"
         print(f"first page to the load event: {mb(first_page_bytes).strip()}, {verdict} the "
               f"{TARGET_FIRST_PAGE_BYTES / 1e6:.0f} MB target")
+    for rel, total in calculators:  # total: every byte until the network is quiet, and no Pyodide (not opted in)
+        verdict = "under" if total < TARGET_CALCULATOR_BYTES else "OVER"
+        print(f"{rel} before opting in: {mb(total).strip()}, {verdict} the {TARGET_CALCULATOR_BYTES / 1e6:.0f} MB target")
     return 0
 
 

@@ -236,6 +236,11 @@ OTHER_PANELS = (
     ("notebooks/training_calculator.html", "training",
      dict(model="llama-3-70b", num_gpus=16, gpus_per_node=8, network="ib_ndr"),
      [("num_gpus", "64", True), ("mfu", "1.5", False), ("mfu", "0.5", True), ("num_gpus", "12", True)]),
+    # A TP degree that does not divide the heads: the model's refusal, gpucomm tp's line (tests/viz/test_live.py).
+    ("notebooks/tp_inference_calculator.html", "tp",
+     dict(model="llama-3-70b", gpu="h200_sxm", interconnect="nvlink4:mesh8", tp_size=2, batch=8),
+     [("batch", "16", True), ("tp_size", "3", False), ("tp_size", "4", True), ("interconnect", "nvlink4:switch", True),
+      ("prompt_len", "2048", True)]),
 )
 
 
@@ -284,4 +289,30 @@ def test_other_live_calculators_match_python(open_page, rel, name, initial, step
                     (field, index, a, b)
     assert not visit.unexpected_page_errors, visit.unexpected_page_errors
     assert not visit.external_requests, visit.external_requests
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    panel.screenshot(path=str(SHOTS / f"live_{name}_1280.png"))
+
+
+def test_tp_live_calculator_on_a_phone(browser, base_url):
+    """The TP calculator at 390x844: its eight controls fit the width, a change recomputes."""
+    rel, name, initial, _ = OTHER_PANELS[-1]
+    if rel not in toc_pages():
+        pytest.skip(f"{rel} is not in _toc.yml")
+    from gpucomm.viz.calculators.tp_inference import TPInputs, tp_update
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, service_workers="block")
+    context.route("**/*", lambda route, request: route.continue_() if "127.0.0.1" in request.url else route.abort())
+    page = context.new_page()
+    page.goto(base_url + rel, wait_until="load")
+    panel = page.locator(f".gpucomm-live[data-gpucomm-live={name}]")
+    shown = _type(page, panel, "batch", "32")
+    assert shown["state"] == "live" and not any(shown["messages"].values()), shown
+    assert shown["summary"] == tp_update(TPInputs(**{**initial, "batch": 32})).summary
+    wide = panel.locator("form").evaluate(
+        "f => Array.from(f.querySelectorAll('select, input, .gpucomm-live-msg')).filter("
+        "e => e.getBoundingClientRect().right > innerWidth + 1).map(e => e.name || e.className)")
+    assert not wide, f"controls wider than the phone's screen: {wide}"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    panel.screenshot(path=str(SHOTS / f"live_{name}_390.png"))
+    context.close()
 

@@ -126,6 +126,7 @@ def test_every_live_calculator_computes_its_defaults():
     ("mesh", {"link": "nvlink3", "mesh_size": "4", "msg_bytes": "16MiB"}),
     ("generations", {}),
     ("training", {"num_gpus": "64"}),
+    ("tp", {"interconnect": "nvlink4:mesh8", "batch": "16", "tp_size": "4"}),
 ])
 def test_update_mode_gives_the_figure_update_of_the_widget(name, changes):
     """Without a skeleton, the browser applies the calculator's FigureUpdate: the one the ipywidgets UI applies."""
@@ -144,6 +145,36 @@ def test_update_mode_gives_the_figure_update_of_the_widget(name, changes):
     assert result["update"]["data"]["y"] == json.loads(json.dumps(update.data["y"]).replace("NaN", "null"))
     figure = calc.figure(inputs)  # the first paint the update applies to has every trace it names
     assert max(update.traces) < len(figure.data)
+
+
+def test_protocol_menu_offers_every_protocol_of_the_model_ll128_included():
+    """The collective calculator's protocol control (live panel; the ipywidgets UI reads the same metadata) lists
+    ``auto`` and every protocol the cost model knows, LL128 among them, and each reaches the model."""
+    from gpucomm.model.cost import PROTOCOLS
+
+    choices = [v for _, v in controls("collective")["fields"]["protocol"]["choices"]]
+    assert choices == ["auto", *PROTOCOLS] and "LL128" in choices
+    for protocol in PROTOCOLS:
+        result = compute("collective", {**RAW_A100, "protocol": protocol})
+        assert result["ok"], result
+        assert result["summary"] == collective_update(CostInputs(**A100, protocol=protocol)).summary
+        assert result["summary"].endswith(f"{protocol} protocol)"), result["summary"]
+
+
+def test_tp_panel_refuses_with_the_cli_message_next_to_the_control(capsys):
+    """The TP calculator: a TP degree that does not divide the heads gets ``gpucomm tp``'s line; a batch out of
+    range names the batch control; the panel's controls are every input of the ipywidgets UI."""
+    from gpucomm.viz.calculators.tp_inference import CONTROL_ROWS as TP_ROWS
+    from gpucomm.viz.calculators.tp_inference import TPInputs
+
+    result = compute("tp", {"tp_size": "3"})
+    cli = _cli_error(capsys, "tp", "--model", "llama-3-70b", "--tp", "3", "--tokens", "8192", "--link", "nvlink4")
+    assert result == {"ok": False, "field": None, "message": cli}
+    bad = compute("tp", {"batch": "0"})
+    assert bad["field"] == "batch" and bad["message"] == "batch 0 is not valid: expected an integer from 1 to 4096 sequences"
+    c = controls("tp")
+    assert sorted(f for row in c["rows"] for f in row) == sorted(f for f, _ in input_fields(TPInputs))
+    assert c["rows"] == [list(row) for row in TP_ROWS]
 
 
 def test_browser_zip_is_the_model_and_calculators_and_runs_without_heavy_libraries(tmp_path):

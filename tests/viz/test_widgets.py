@@ -80,6 +80,15 @@ def test_bad_size_is_refused_in_the_status_line_and_figure_kept(value):
     assert list(box.children[-1].data[0].y) == before
 
 
+def test_protocol_menu_has_ll128_and_it_reaches_the_model():
+    from gpucomm.model.cost import PROTOCOLS
+
+    box = build_cost_widget(system="dgx_h100", num_ranks=8)
+    assert [v for _, v in box.controls["protocol"].options] == ["auto", *PROTOCOLS]
+    box.controls["protocol"].value = "LL128"
+    assert "LL128 protocol)" in box.status.value, box.status.value
+
+
 def test_no_p2p_on_nvlink_is_refused():
     box = build_cost_widget(link="nvlink4")
     box.controls["p2p"].value = False

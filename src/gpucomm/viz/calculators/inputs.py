@@ -83,13 +83,18 @@ def input_fields(inputs_or_cls) -> list[tuple[str, dict]]:
     return [(f.name, dict(f.metadata)) for f in dataclasses.fields(inputs_or_cls) if "label" in f.metadata]
 
 
+def _bound(value: float) -> str:
+    """A range bound as people read it: ``1048576``, not ``1.04858e+06``; ``0.05`` as is."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 def _describe_range(meta: dict) -> str:
     unit = f" {meta['unit']}" if meta["unit"] and meta["kind"] != "size" else ""
     what = "an integer" if meta["kind"] in ("int", "size") else "a number"
     if meta["min"] is not None and meta["max"] is not None:
-        return f"{what} from {meta['min']:g} to {meta['max']:g}{unit}"
+        return f"{what} from {_bound(meta['min'])} to {_bound(meta['max'])}{unit}"
     if meta["min"] is not None:
-        return f"{what} >= {meta['min']:g}{unit}"
+        return f"{what} >= {_bound(meta['min'])}{unit}"
     return what
 
 

@@ -104,7 +104,7 @@ class LiveCalculator:
 
 def calculators() -> dict[str, LiveCalculator]:
     """The calculators the book computes live, by the name its pages use (``"collective"``, ``"mesh"``...)."""
-    from gpucomm.viz.calculators import collective, generations, mesh, training
+    from gpucomm.viz.calculators import collective, generations, mesh, tp_inference, training
 
     return {
         "collective": LiveCalculator(collective.CostInputs, collective.collective_update, collective.CONTROL_ROWS,
@@ -115,6 +115,8 @@ def calculators() -> dict[str, LiveCalculator]:
                                       figure=generations.generations_figure),
         "training": LiveCalculator(training.TrainingInputs, training.training_update, training.CONTROL_ROWS,
                                    figure=training.training_figure),
+        "tp": LiveCalculator(tp_inference.TPInputs, tp_inference.tp_update, tp_inference.CONTROL_ROWS,
+                             figure=tp_inference.tp_figure),
     }
 
 

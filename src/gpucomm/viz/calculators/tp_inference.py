@@ -4,15 +4,15 @@ The model is :func:`gpucomm.model.tp.tp_step` (roofline compute + all_reduce com
 forward pass), :func:`gpucomm.model.tp.tp_speedup` and the request view of
 :func:`gpucomm.model.planning.request_throughput` (a prefill, then ``output_len`` decode steps); this
 module reads the calculator's inputs and draws the figures. Static HTML: :func:`tp_explorer_figure`
-(a slider over the TP degree); live: :func:`gpucomm.viz.widgets.tp.build_tp_widget`.
+(a slider over the TP degree); live: :func:`gpucomm.viz.widgets.calculators.build_tp_widget` in a kernel, and
+the book's live mode (:mod:`gpucomm.viz.calculators.live`, ``"tp"``), which runs :func:`tp_update` in the reader's
+browser without plotly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
+from typing import TYPE_CHECKING
 
 from gpucomm import GpucommError
 from gpucomm.model.measurements import NVIDIA_BLOG_TP2_THROUGHPUT
@@ -32,7 +32,10 @@ from gpucomm.viz.calculators.inputs import (
     step_args,
 )
 
-__all__ = ["TPInputs", "tp_request", "tp_degrees", "tp_figure", "tp_update", "tp_explorer_figure",
+if TYPE_CHECKING:  # plotly is imported where a figure is built: the book's live mode runs the updates without it
+    import plotly.graph_objects as go
+
+__all__ = ["TPInputs", "CONTROL_ROWS", "tp_request", "tp_degrees", "tp_figure", "tp_update", "tp_explorer_figure",
            "NVIDIA_BLOG_TABLE3", "BATCHES", "EXPLORER_INTERCONNECTS", "table3_rows"]
 
 NVIDIA_BLOG_TABLE3 = {
@@ -51,6 +54,10 @@ without P2P."""
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64)
 """Batch sizes of the throughput panel (those of NVIDIA's Table 3, 1-32, and 64)."""
+
+
+CONTROL_ROWS = (("model", "gpu", "interconnect"), ("tp_size", "batch", "dtype"), ("prompt_len", "output_len"))
+"""Fields of :class:`TPInputs` per row of controls, in the live widget and in the book's live mode."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,16 @@ def _bar_label(interconnect: str) -> str:
     return label
 
 
+def _trace_names(interconnects: tuple[str, ...]) -> list[str]:
+    """Names of the traces of :func:`tp_figure`, in order (legend and hover)."""
+    names = ["compute", "all_reduce"] * 2
+    for k in interconnects:
+        label = _bar_label(k)
+        names += [label, f"{label} (prefill)", f"{label} (tokens/s)"]
+    return names + ["ideal (linear) speed-up"] + [f"NVIDIA Table 3, H200 TP=2, {get_interconnect(k).label}"
+                                                   for k in ("nvlink4:mesh8", "nvlink4:switch")]
+
+
 def _colors(n: int) -> list[str]:
     palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
     return [palette[i % len(palette)] for i in range(n)]
@@ -186,32 +203,37 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
     GpucommError
         For inputs the model refuses.
     """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
     inputs = check_inputs(inputs or TPInputs())
     interconnects = tuple(interconnects or (inputs.interconnect,))
     labels = [_bar_label(k) for k in interconnects]
     fig = make_subplots(rows=2, cols=2, vertical_spacing=0.2, horizontal_spacing=0.14,
                         subplot_titles=("prefill: time per layer", "decode: time per layer (one step)",
                                         "speed-up vs TP degree (over 1 GPU)", "output tokens/s per GPU vs batch"))
+    names = iter(_trace_names(interconnects))
     for col, (phase, unit) in enumerate((("prefill", "ms"), ("decode", "us")), start=1):
         for part, color in (("compute", "#7f7f7f"), ("all_reduce", "#d62728")):
-            fig.add_trace(go.Bar(x=labels, y=[0.0] * len(labels), name=f"{part}", legendgroup=part,
+            fig.add_trace(go.Bar(x=labels, y=[0.0] * len(labels), name=next(names), legendgroup=part,
                                  showlegend=col == 1, marker_color=color, textposition="inside",
                                  hovertemplate=f"{phase} {part}: %{{y:.3g}} {unit} per layer<extra>%{{x}}</extra>"),
                           row=1, col=col)
+    # The interconnect's name is in each trace's name (hover: %{fullData.name}): the live modes rename them.
     for label, color in zip(labels, _colors(len(labels))):
-        fig.add_trace(go.Scatter(x=[], y=[], name=label, legendgroup=label, mode="lines+markers", line=dict(color=color),
+        fig.add_trace(go.Scatter(x=[], y=[], name=next(names), legendgroup=label, mode="lines+markers",
+                                 line=dict(color=color),
                                  hovertemplate="TP=%{x}: decode %{y:.2f}x<extra>%{fullData.name}</extra>"), row=2, col=1)
-        fig.add_trace(go.Scatter(x=[], y=[], name=f"{label} (prefill)", legendgroup=label, showlegend=False,
+        fig.add_trace(go.Scatter(x=[], y=[], name=next(names), legendgroup=label, showlegend=False,
                                  mode="lines+markers", line=dict(color=color, dash="dash"),
-                                 hovertemplate="TP=%{x}: prefill %{y:.2f}x<extra>" + label + "</extra>"), row=2, col=1)
-        fig.add_trace(go.Scatter(x=list(BATCHES), y=[], name=f"{label} (tokens/s)", legendgroup=label, showlegend=False,
+                                 hovertemplate="TP=%{x}: prefill %{y:.2f}x<extra>%{fullData.name}</extra>"), row=2, col=1)
+        fig.add_trace(go.Scatter(x=list(BATCHES), y=[], name=next(names), legendgroup=label, showlegend=False,
                                  mode="lines+markers", line=dict(color=color),
-                                 hovertemplate="batch %{x}: %{y:.3g} tok/s/GPU<extra>" + label + "</extra>"), row=2, col=2)
-    fig.add_trace(go.Scatter(x=[], y=[], name="ideal (linear) speed-up", mode="lines",
+                                 hovertemplate="batch %{x}: %{y:.3g} tok/s/GPU<extra>%{fullData.name}</extra>"), row=2, col=2)
+    fig.add_trace(go.Scatter(x=[], y=[], name=next(names), mode="lines",
                              line=dict(color="#999", dash="dot"), hoverinfo="skip"), row=2, col=1)
-    for key, symbol in (("nvlink4:mesh8", "x"), ("nvlink4:switch", "diamond")):
-        fig.add_trace(go.Scatter(x=list(NVIDIA_BLOG_TABLE3["batch"]), y=list(NVIDIA_BLOG_TABLE3[key]), mode="markers",
-                                 name=f"NVIDIA Table 3, H200 TP=2, {get_interconnect(key).label}",
+    for symbol in ("x", "diamond"):  # NVIDIA's Table 3: P2P mesh, NVSwitch
+        fig.add_trace(go.Scatter(x=[], y=[], mode="markers", name=next(names),
                                  marker=dict(symbol=symbol, size=10, color="black"),
                                  hovertemplate="batch %{x}: %{y} tok/s/GPU (NVIDIA)<extra></extra>"), row=2, col=2)
     fig.update_layout(barmode="stack", template="plotly_white", height=860, margin=dict(t=110, b=60),
@@ -258,8 +280,9 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
     n = len(ys)
     data = {"y": ys, "x": [x if x is not None else [_bar_label(k) for k in interconnects] for x in xs],
             "text": texts}
-    if len(interconnects) == 1:  # live: the published points only where they apply
+    if len(interconnects) == 1:  # live: the published points only where they apply; the interconnect's name
         data["visible"] = [True] * (n - 2) + [_is_table3_setting(inputs)] * 2
+        data["name"] = _trace_names(interconnects)
     r = requests[0]
     fit = "fits" if r.decode.fits_memory else "does NOT fit"
     summary = (f"{get_model(inputs.model).name}, TP={inputs.tp_size} on {get_interconnect(interconnects[0]).label}: "

@@ -14,6 +14,7 @@ from gpucomm.viz.calculators.generations import GenerationsInputs, generations_f
 from gpucomm.viz.calculators.inputs import check_inputs
 from gpucomm.viz.calculators.mesh import CONTROL_ROWS as MESH_ROWS
 from gpucomm.viz.calculators.mesh import MeshInputs, mesh_figure, mesh_update
+from gpucomm.viz.calculators.tp_inference import CONTROL_ROWS as TP_ROWS
 from gpucomm.viz.calculators.tp_inference import TPInputs, tp_figure, tp_update
 from gpucomm.viz.calculators.training import CONTROL_ROWS as TRAINING_ROWS
 from gpucomm.viz.calculators.training import TrainingInputs, training_figure, training_update
@@ -33,9 +34,7 @@ def build_tp_widget(**overrides) -> widgets.VBox:
         If the initial values are out of range or refused by the model.
     """
     inputs = check_inputs(TPInputs(**overrides))
-    return build_calculator(inputs, figure=tp_figure, update=tp_update,
-                            rows=[["model", "gpu", "interconnect"], ["tp_size", "batch", "dtype"],
-                                  ["prompt_len", "output_len"]])
+    return build_calculator(inputs, figure=tp_figure, update=tp_update, rows=[list(r) for r in TP_ROWS])
 
 
 def build_mesh_widget(**overrides) -> widgets.VBox:
