@@ -574,7 +574,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         ``auto`` takes the cheaper, as NCCL's tuner does (LL128 only where NCCL enables it; the alpha-beta
         algorithms know LL and Simple).
     launch : {"eager", "graph"}
-        Launch term (:data:`LAUNCH_MODES`): eager as nccl-tests without -G, graph inside a CUDA graph.
+        Launch term (:data:`LAUNCH_MODES`): eager as nccl-tests without -G, graph inside a CUDA graph. Added to
+        NCCL's estimate, which has none; for the alpha-beta algorithms, whose latencies were fitted on eager calls,
+        the eager launch is split out of the fitted latency and this one added.
     nccl_version : tuple or str
         NCCL release followed (default :data:`~gpucomm.model.nccl_fabric.DEFAULT_NCCL_VERSION`): which
         algorithms and protocols exist and are enabled (NVLS from 2.17, PAT from 2.23, LL128 per architecture).
@@ -666,6 +668,12 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
             candidates = [algorithm]
         options = [_single_node_cost(collective, size, n, fabric, a, protocol) for a in candidates]
         algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
+    if not uses_nccl and latency_s > 0:
+        # the alpha-beta latencies were fitted on eagerly launched calls: the eager launch is split out of them, so
+        # that a CUDA graph lowers these algorithms' time as it lowers NCCL's
+        eager_s = cal.LAUNCH_S["eager"].value
+        launch_s = cal.LAUNCH_S[launch].value
+        latency_s = max(latency_s - eager_s, 0.0)
     time_s = latency_s + transfer_s + launch_s
     if time_s <= 0:  # one rank, nothing to move: NCCL still launches a kernel
         latency_s = time_s = cal.LL_BASE_LATENCY_S.value
