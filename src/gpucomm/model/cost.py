@@ -567,9 +567,12 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         :func:`gpucomm.model.fabric.system_fabric`); a link key alone stands for that link through a
         switch, one node, P2P on.
     algorithm : str
-        One of :data:`ALGORITHMS`. ``auto`` picks the cheapest of :data:`NCCL_ALGORITHMS`
-        that apply (NVLS only behind NVLink 4+ switches). Across nodes only ``ring`` (one ring per NIC
-        through every GPU) and, for all_reduce, ``hierarchical`` are modelled.
+        One of :data:`ALGORITHMS`. ``auto`` is NCCL's own choice among the (algorithm, protocol) pairs its
+        tuner enables for this GPU generation, GPU count, topology and release (ring, tree, NVLS, NVLS Tree,
+        PAT, CollNet where enabled), on one node and across nodes. The algorithms NCCL does not run
+        (:data:`NOT_NCCL`: one-shot, two-shot, recursive halving-doubling, and the explicit ``hierarchical``
+        schedule across nodes) are alpha-beta estimates, chosen only when named; all_to_all and send_recv,
+        outside NCCL's tuner, run as rings (one per NIC across nodes).
     protocol : {"auto", "LL", "LL128", "Simple"}
         ``auto`` takes the cheaper, as NCCL's tuner does (LL128 only where NCCL enables it; the alpha-beta
         algorithms know LL and Simple).
