@@ -167,6 +167,8 @@ PHONE_LAYOUT_JS = r"""minColumnPx => {
           sticking, narrow, covered};
 }"""
 
+FIGURES_LAID_OUT_JS = "() => Array.from(document.querySelectorAll('.js-plotly-plot')).every(g => g.dataset.gcLayout)"
+
 # Every plotly figure whose slider's box meets its legend's box (in the figure's SVG).
 SLIDER_ON_LEGEND_JS = r"""() => {
   const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
@@ -325,6 +327,10 @@ def test_page_fits_a_phone(open_page, rel):
     updatemenu button, each step of a plotly slider) is the element found at its own centre, so a tap
     reaches it; no plotly slider meets its figure's legend. Screenshot in _build/screenshots/phone/."""
     page, _ = open_page(rel, PHONE)
+    try:  # gpucomm_layout.js marks each figure once laid out for the screen (an old build never does)
+        page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=15_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError: check the page as it is
+        pass
     shot = screenshot(page, rel, PHONE_SHOTS)
     facts = page.evaluate(PHONE_LAYOUT_JS, MIN_COLUMN_PX)
     problems = []
