@@ -407,3 +407,22 @@ def test_lab_shows_the_busbw_table(open_page):
                           "'table, .cell_output pre, .output pre')).map(e => e.innerText)")
     assert any("busbw" in t and "#wrong" in t for t in texts), (
         f"{LAB}: no table (HTML table or printed text) with both 'busbw' and '#wrong' columns")
+
+
+def test_search_over_file_url_says_titles_only(browser):
+    """Opened from a file, the search page lists matching titles and says in one line why excerpts are missing
+    (the browser refuses to read the pages over file://)."""
+    if not (HTML / "search.html").is_file():
+        pytest.skip(f"no search.html in {HTML}")
+    context = browser.new_context(viewport=DESKTOP)
+    try:
+        page = context.new_page()
+        page.goto((HTML / "search.html").as_uri() + "?q=nvlink", wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('#search-results li a').length > 0", timeout=20_000)
+        note = page.locator(".gc-search-file-note")
+        assert note.count() == 1, "no note about file:// on the search page"
+        text = note.inner_text().strip()
+        assert "titles only" in text and "http" in text and "\n" not in text, text
+        assert note.bounding_box()["height"] < 40, "the note takes more than one line at 1280 px"
+    finally:
+        context.close()

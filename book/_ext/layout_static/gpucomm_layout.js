@@ -53,8 +53,8 @@
     const form = document.querySelector("main form, #search-documentation ~ form, main h1");
     const note = document.createElement("p");
     note.className = "gc-search-file-note";
-    note.textContent = "Opened from a file, search lists matching page titles only (the browser blocks "
-      + "reading the pages for excerpts): serve the book over http to see them.";
+    // The browser refuses to read the pages over file://, so Sphinx's search cannot show excerpts.
+    note.textContent = "From a file, search shows titles only: serve the book over http for excerpts.";
     const anchor = form || document.querySelector("main") || document.body.firstChild;
     anchor.parentNode.insertBefore(note, anchor.nextSibling);
   }
