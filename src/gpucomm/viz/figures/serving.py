@@ -107,7 +107,7 @@ def tp_decode_scaling_figure(model: str, fabrics: tuple[Fabric, ...], *, tp_size
              for b in batches]
     fig.update_xaxes(type="log", tickvals=list(tp_sizes), ticktext=[str(t) for t in tp_sizes], title_text="TP degree")
     fig.update_yaxes(title_text="tokens/s per user", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="tokens/s per GPU", type="log", row=1, col=2)
+    fig.update_yaxes(title_text="tokens/s per GPU", type="log", dtick="D2", row=1, col=2)  # 1-2-5 labels: >= 3 on a short range
     below = legend_then_slider([t.name for t in fig.data if t.showlegend is not False], height=640, top=80)
     fig.update_layout(title=title.format(initial_batch), template="plotly_white", height=640,
                       margin=dict(t=80, b=below["margin_b"]), legend=below["legend"],
