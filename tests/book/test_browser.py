@@ -352,6 +352,10 @@ def test_desktop_slider_clear_of_legend(open_page, rel):
     """At 1280x800 no plotly slider's box meets its figure's legend (the rail struck through it).
     Screenshot in _build/screenshots/desktop/."""
     page, _ = open_page(rel, DESKTOP)
+    try:
+        page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=15_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError (an old build): check the page as it is
+        pass
     overlaps = page.evaluate(SLIDER_ON_LEGEND_JS)
     if overlaps:
         shot = screenshot(page, rel, DESKTOP_SHOTS)

@@ -262,6 +262,28 @@
     setHeight(gd, gd._fullLayout.height);
   }
 
+  // A wide figure keeps its own layout, except a slider drawn on the legend (a legend wraps into more rows
+  // than its builder expected): the slider moves under the legend, the figure grows by as much.
+  async function clearSliders(gd) {
+    const legend = gd.querySelector("g.legend");
+    const sliders = gd.querySelectorAll("g.slider-group");
+    if (!legend || !sliders.length) return;
+    const o = gd.getBoundingClientRect();
+    const lb = box(legend, o);
+    const fl = gd._fullLayout;
+    if (!Array.from(sliders).some(el => { const b = box(el, o); return b.top < lb.bottom && lb.top < b.bottom; })) return;
+    const plotBottom = fl._size.t + fl._size.h;
+    let bottom = lb.bottom - plotBottom + GAP_PX;
+    const update = {};
+    sliders.forEach((el, i) => {
+      Object.assign(update, {[`sliders[${i}].y`]: -bottom / fl._size.h, [`sliders[${i}].yanchor`]: "top"});
+      bottom += box(el, o).height + GAP_PX;
+    });
+    Object.assign(update, {"margin.b": bottom + GAP_PX, height: plotBottom + bottom + GAP_PX});
+    await window.Plotly.relayout(gd, update);
+    setHeight(gd, gd._fullLayout.height);
+  }
+
   // After a control changed the title (slider steps and buttons often do): wrap it again.
   function rewrapTitle(gd) {
     const title = titleText(gd.layout);
@@ -276,16 +298,12 @@
       if (gd.dataset.gcLayout === "phone") rewrapTitle(gd);
       return;
     }
-    if (gd._fullLayout.width >= NARROW_PX) {
-      gd._gcLayout = gd.layout;
-      gd.dataset.gcLayout = "wide";
-      return;
-    }
+    const wide = gd._fullLayout.width >= NARROW_PX;
     gd._gcBusy = true;
-    compact(gd).catch(err => console.warn("gpucomm_layout: figure left as built:", err)).finally(() => {
+    (wide ? clearSliders(gd) : compact(gd)).catch(err => console.warn("gpucomm_layout: figure left as built:", err)).finally(() => {
       gd._gcBusy = false;
       gd._gcLayout = gd.layout;  // Plotly.react (a live calculator's redraw) replaces it: laid out again
-      gd.dataset.gcLayout = "phone";
+      gd.dataset.gcLayout = wide ? "wide" : "phone";
     });
   }
 
