@@ -81,8 +81,8 @@ SLIDER_PX = 90
 def legend_rows(labels, width_px: int = BOOK_FIGURE_WIDTH_PX) -> int:
     """Rows a horizontal legend of ``labels`` takes at ``width_px`` (7 px per character, 40 px per symbol).
 
-    >>> legend_rows(["a" * 50] * 4)
-    2
+    >>> legend_rows(["a" * 20] * 4), legend_rows(["a" * 20] * 5)  # 180 px each: four to a 760 px row
+    (1, 2)
     """
     rows, used = 1, 0
     for label in labels:
