@@ -29,6 +29,12 @@ Live calculators
     at build time from :func:`gpucomm.viz.calculators.live.browser_zip` into
     ``_static/gpucomm_live/``, named by its content's hash (a browser never runs a stale copy) and passed to the script in its
     ``data-package`` attribute. Other pages load none of it.
+Narrow screens
+    Every page gets ``gpucomm_layout.css`` and ``gpucomm_layout.js`` (``book/_ext/layout_static/``, a few KB):
+    inline code and links wrap instead of widening the page, each wide table scrolls sideways in its own
+    box, below 600 px every plotly figure is laid out again as one column (title wrapped, controls a row
+    each, panels stacked, legend and slider below, measured from what plotly drew) and plotly's modebar is
+    hidden, and the search page opened from a file says in one line why it lists titles only.
 """
 
 from __future__ import annotations
@@ -48,6 +54,9 @@ PLOTLY_JS_PRIORITY = 400
 # After plotly.js: the live front end calls Plotly.react (only after a change, but keep the order plain).
 LIVE_JS_PRIORITY = 450
 LIVE_STATIC = Path(__file__).resolve().parent / "live_static"  # gpucomm_live.js, gpucomm_live.css
+LAYOUT_STATIC = Path(__file__).resolve().parent / "layout_static"  # gpucomm_layout.js, gpucomm_layout.css
+# After plotly.js and the live front end: it lays out figures they drew.
+LAYOUT_JS_PRIORITY = 460
 LIVE_PACKAGE_DIR = "gpucomm_live"  # under _static: the package zip for Pyodide
 _LIVE_PANEL_RE = re.compile(r"\bdata-gpucomm-live=")
 # What plotly.io.to_html writes for every figure, with or without plotly.js inlined.
@@ -119,8 +128,8 @@ def page_has_live_panel(body: str) -> bool:
 
 
 def add_live_static_path(app: Sphinx, config: Any) -> None:
-    """``config-inited`` handler: serve the live front end (``book/_ext/live_static/``) from ``_static``."""
-    config.html_static_path = [*config.html_static_path, str(LIVE_STATIC)]
+    """``config-inited`` handler: serve the live front end and the narrow-screen layout from ``_static``."""
+    config.html_static_path = [*config.html_static_path, str(LIVE_STATIC), str(LAYOUT_STATIC)]
 
 
 def prepare_live_package(app: Sphinx) -> None:
@@ -182,4 +191,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", prepare_live_package)
     app.connect("html-page-context", add_live_where_used)
     app.connect("build-finished", write_live_package)
+    app.add_css_file("gpucomm_layout.css")
+    app.add_js_file("gpucomm_layout.js", priority=LAYOUT_JS_PRIORITY)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

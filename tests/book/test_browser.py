@@ -33,6 +33,11 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}
+PHONE_SHOTS = SHOTS / "phone"
+DESKTOP_SHOTS = SHOTS / "desktop"
+MIN_COLUMN_PX = 40  # narrowest table column (th/td) a phone reader can still read
 MAX_SHOT_HEIGHT_PX = 6000
 # Jupyter Book 1 emits sphinx-thebe's `const THEBE_JS_URL = ...` script twice per page (the
 # extension registers it on every env-before-read-docs); the second copy throws this SyntaxError.
@@ -102,6 +107,86 @@ FIGURE_STATE_JS = r"""gd => ({
   steps: gd._fullLayout.sliders.length ? gd._fullLayout.sliders[0].steps.length : 0,
 })"""
 
+# At phone width: what sticks out of the screen, which control a finger cannot reach, which table
+# column is too narrow to read. Elements inside a horizontally scrollable container (a wide table in
+# its own scroll box) do not widen the page, so they are not counted.
+PHONE_LAYOUT_JS = r"""minColumnPx => {
+  const visible = el => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && (!el.checkVisibility || el.checkVisibility({visibilityProperty: true}));
+  };
+  const scrolls = el => {
+    for (let p = el.parentElement; p && p !== document.body && p !== document.documentElement; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX;
+      if (o === 'auto' || o === 'scroll' || o === 'hidden' || o === 'clip') return true;
+    }
+    return false;
+  };
+  const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+    + (typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '')
+    + (el.textContent ? ' "' + el.textContent.trim().slice(0, 30) + '"' : '');
+  const sticking = [];
+  for (const el of document.querySelectorAll('main *')) {
+    if (el.getBoundingClientRect().right > innerWidth + 1 && visible(el) && !scrolls(el)
+        && !(el.parentElement && el.parentElement.getBoundingClientRect().right > innerWidth + 1)) sticking.push(name(el));
+  }
+  const narrow = [];
+  for (const cell of document.querySelectorAll('main th, main td')) {
+    const w = cell.getBoundingClientRect().width;
+    // a column squeezed to 0 px has no box of its own: ask whether its table is shown
+    if (w < minColumnPx && visible(cell.closest('table')) && cell.checkVisibility({visibilityProperty: true}))
+      narrow.push(`${name(cell)}: ${w.toFixed(0)} px`);
+  }
+  // A control's centre, scrolled to the middle of the screen: the element there must be the control
+  // (or inside it, or the label around it). Plotly's controls are SVG groups: each updatemenu
+  // button, and each step of a slider where a finger lands (the tick's x on the rail).
+  const targets = [];
+  const controls = 'input:not([type=hidden]), select, textarea, button, .updatemenu-button, .updatemenu-header-group';
+  for (const el of document.querySelectorAll(controls))
+    if (visible(el)) targets.push({el, own: el, at: r => [r.left + r.width / 2, r.top + r.height / 2]});
+  for (const group of document.querySelectorAll('g.slider-group')) {
+    const rail = group.querySelector('.slider-rail-rect');
+    if (!rail || !visible(rail)) continue;
+    for (const tick of group.querySelectorAll('.slider-tick-rect'))
+      targets.push({el: tick, own: group, at: r => {
+        const rr = rail.getBoundingClientRect();
+        return [r.left + r.width / 2, rr.top + rr.height / 2];
+      }});
+  }
+  const covered = [];
+  for (const t of targets) {
+    t.el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+    const [x, y] = t.at(t.el.getBoundingClientRect());
+    const hit = document.elementFromPoint(x, y);
+    const label = hit && hit.closest && hit.closest('label');
+    const own = hit && (t.own.contains(hit) || (label && label.contains(t.own)));
+    if (!own) covered.push(`${name(t.own)} at (${x.toFixed(0)}, ${y.toFixed(0)}) under ${hit ? name(hit) : 'nothing (off screen)'}`);
+  }
+  window.scrollTo({top: 0, behavior: 'instant'});
+  return {scroll_width: document.documentElement.scrollWidth, inner_width: innerWidth,
+          sticking, narrow, covered};
+}"""
+
+FIGURES_LAID_OUT_JS = "() => Array.from(document.querySelectorAll('.js-plotly-plot')).every(g => g.dataset.gcLayout)"
+
+# Every plotly figure whose slider's box meets its legend's box (in the figure's SVG).
+SLIDER_ON_LEGEND_JS = r"""() => {
+  const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const out = [];
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+    const legend = gd.querySelector('g.legend');
+    if (!legend) continue;
+    const lb = legend.getBoundingClientRect();
+    for (const slider of gd.querySelectorAll('g.slider-group')) {
+      const sb = slider.getBoundingClientRect();
+      if (lb.width && sb.width && meet(lb, sb))
+        out.push(`${gd.id}: slider [${sb.top.toFixed(0)}, ${sb.bottom.toFixed(0)}] px, `
+                 + `legend [${lb.top.toFixed(0)}, ${lb.bottom.toFixed(0)}] px`);
+    }
+  }
+  return out;
+}"""
+
 MATHJAX_DONE_JS = """() => Promise.race([
   (window.MathJax && MathJax.startup && MathJax.startup.promise) || Promise.resolve(),
   new Promise(resolve => setTimeout(resolve, 5000))]).then(() => true)"""
@@ -162,9 +247,9 @@ def open_page(browser, base_url):
     """open_page(rel) -> (page, Visit): the page loaded, its network quiet, MathJax done."""
     contexts = []
 
-    def _open(rel: str):
+    def _open(rel: str, viewport: dict | None = None):
         visit = Visit(rel)
-        context = browser.new_context(viewport=VIEWPORT, service_workers="block")
+        context = browser.new_context(viewport=viewport or VIEWPORT, service_workers="block")
         contexts.append(context)
 
         def route(route, request):  # block (and so never wait for) anything not on this server
@@ -199,17 +284,18 @@ def open_page(browser, base_url):
         context.close()
 
 
-def screenshot(page, rel: str) -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
+def screenshot(page, rel: str, folder: Path = SHOTS) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     # From the top, nothing focused: otherwise the sticky header and the "skip to content" link
     # land in the middle of a full-page shot.
     page.evaluate("() => { if (document.activeElement) document.activeElement.blur(); window.scrollTo(0, 0); }")
     page.wait_for_timeout(100)
-    path = SHOTS / (re.sub(r"[^\w.-]+", "_", rel[:-5]) + ".png")
+    path = folder / (re.sub(r"[^\w.-]+", "_", rel[:-5]) + ".png")
+    width = page.viewport_size["width"]
     height = min(page.evaluate("() => document.documentElement.scrollHeight"), MAX_SHOT_HEIGHT_PX)
     # A long page on a busy 2-core machine can take more than playwright's default 30 s to paint.
     page.screenshot(path=str(path), full_page=True, timeout=180_000,
-                    clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height})
+                    clip={"x": 0, "y": 0, "width": width, "height": height})
     return path
 
 
@@ -232,6 +318,48 @@ def test_page_works_offline(open_page, rel):
         assert facts["mjx"], f"{rel}: {facts['math_nodes']} math nodes but MathJax rendered none; see {shot}"
     assert not facts["raw_math"], f"{rel}: raw TeX left in the text: {facts['raw_math'][:5]}"
     assert facts["text_len"] > 100, f"{rel}: the page looks empty ({facts['text_len']} characters); see {shot}"
+
+
+@pytest.mark.parametrize("rel", toc_pages())
+def test_page_fits_a_phone(open_page, rel):
+    """At 390x844: the page is no wider than the screen (wide tables scroll in their own box), no
+    table column is narrower than MIN_COLUMN_PX, and every control (input, select, button, plotly
+    updatemenu button, each step of a plotly slider) is the element found at its own centre, so a tap
+    reaches it; no plotly slider meets its figure's legend. Screenshot in _build/screenshots/phone/."""
+    page, _ = open_page(rel, PHONE)
+    try:  # gpucomm_layout.js marks each figure once laid out for the screen (an old build never does)
+        page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=15_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError: check the page as it is
+        pass
+    shot = screenshot(page, rel, PHONE_SHOTS)
+    facts = page.evaluate(PHONE_LAYOUT_JS, MIN_COLUMN_PX)
+    problems = []
+    if facts["scroll_width"] > facts["inner_width"] + 1 or facts["sticking"]:
+        problems.append(f"{facts['scroll_width']} px wide on a {facts['inner_width']} px screen; "
+                        f"sticking out: {facts['sticking'][:5]}")
+    if facts["narrow"]:
+        problems.append(f"{len(facts['narrow'])} table cells under {MIN_COLUMN_PX} px: {facts['narrow'][:5]}")
+    if facts["covered"]:
+        problems.append(f"{len(facts['covered'])} controls covered: {facts['covered'][:5]}")
+    overlaps = page.evaluate(SLIDER_ON_LEGEND_JS)
+    if overlaps:
+        problems.append(f"a slider overlaps the legend: {overlaps}")
+    assert not problems, f"{rel} at 390 px: " + "; ".join(problems) + f"; see {shot}"
+
+
+@pytest.mark.parametrize("rel", toc_pages())
+def test_desktop_slider_clear_of_legend(open_page, rel):
+    """At 1280x800 no plotly slider's box meets its figure's legend (the rail struck through it).
+    Screenshot in _build/screenshots/desktop/."""
+    page, _ = open_page(rel, DESKTOP)
+    try:
+        page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=15_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError (an old build): check the page as it is
+        pass
+    overlaps = page.evaluate(SLIDER_ON_LEGEND_JS)
+    if overlaps:
+        shot = screenshot(page, rel, DESKTOP_SHOTS)
+        pytest.fail(f"{rel}: a slider overlaps the legend: {overlaps}; see {shot}")
 
 
 def test_root_redirects_to_first_page(open_page):
@@ -283,3 +411,22 @@ def test_lab_shows_the_busbw_table(open_page):
                           "'table, .cell_output pre, .output pre')).map(e => e.innerText)")
     assert any("busbw" in t and "#wrong" in t for t in texts), (
         f"{LAB}: no table (HTML table or printed text) with both 'busbw' and '#wrong' columns")
+
+
+def test_search_over_file_url_says_titles_only(browser):
+    """Opened from a file, the search page lists matching titles and says in one line why excerpts are missing
+    (the browser refuses to read the pages over file://)."""
+    if not (HTML / "search.html").is_file():
+        pytest.skip(f"no search.html in {HTML}")
+    context = browser.new_context(viewport=DESKTOP)
+    try:
+        page = context.new_page()
+        page.goto((HTML / "search.html").as_uri() + "?q=nvlink", wait_until="load")
+        page.wait_for_function("() => document.querySelectorAll('#search-results li a').length > 0", timeout=20_000)
+        note = page.locator(".gc-search-file-note")
+        assert note.count() == 1, "no note about file:// on the search page"
+        text = note.inner_text().strip()
+        assert "titles only" in text and "http" in text and "\n" not in text, text
+        assert note.bounding_box()["height"] < 40, "the note takes more than one line at 1280 px"
+    finally:
+        context.close()

@@ -139,9 +139,12 @@ def cost_explorer_figure(collective: str = "all_reduce", fabrics: tuple[Fabric, 
             ys += [time_us, busbw]
         steps.append(dict(method="update", label=str(n),
                           args=[{"y": ys}, {"title.text": f"{collective} on {n} GPUs (model)"}]))
-    fig.update_layout(sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=-0.55, len=0.9, x=0.05,
-                                    currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))],
-                      height=600, margin=dict(t=80, b=200))
+    from gpucomm.viz.figures._layout import legend_then_slider  # plotly-side helper: not in the Pyodide zip path
+
+    below = legend_then_slider([t.name for t in fig.data if t.showlegend is not False], height=640, top=80)
+    fig.update_layout(sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=below["slider_y"],
+                                    yanchor="top", len=0.9, x=0.05, currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))],
+                      height=640, margin=dict(t=80, b=below["margin_b"]), legend=below["legend"])
     return fig
 
 
@@ -568,10 +571,14 @@ def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
                for v, (c, a) in enumerate(views)]
     fig = go.Figure({"data": data, "layout": _explorer_layout(sizes, initial[1]["title.text"])})
     fig.layout.yaxis.range = initial[1]["yaxis.range"]
+    from gpucomm.viz.figures._layout import legend_then_slider  # plotly-side helper: not in the Pyodide zip path
+
+    below = legend_then_slider([t["name"] for t in data if t.get("showlegend") is not False and t.get("visible", True)
+                                is not False], height=720, top=150)
     fig.update_layout(
-        height=680, margin=dict(t=150, b=230),
+        height=720, margin=dict(t=150, b=below["margin_b"]), legend=below["legend"],
         updatemenus=[dict(type="dropdown", buttons=buttons, active=0, x=0, xanchor="left", y=1.1, yanchor="bottom",
                           showactive=True)],
-        sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=-0.42, len=0.9, x=0.05,
-                      currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))])
+        sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=below["slider_y"], yanchor="top", len=0.9,
+                      x=0.05, currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))])
     return fig

@@ -124,7 +124,7 @@ def _layout(fig: go.Figure) -> None:
     fig.update_xaxes(title_text="GPUs communicating", dtick=1)
     fig.update_yaxes(dtick=1, row=2, col=1)
     fig.update_yaxes(title_text="GB/s per direction", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="time (us)", type="log", row=2, col=1)
+    fig.update_yaxes(title_text="time (us)", type="log", dtick="D2", row=2, col=1)  # 1-2-5 labels: >= 3 on a short range
     fig.update_yaxes(title_text="x slower on the mesh", rangemode="tozero", row=2, col=2)
     fig.update_layout(template="plotly_white", height=760, margin=dict(t=110, b=60),
                       title=dict(y=0.98, yanchor="top"), legend=dict(orientation="h", y=-0.12, yanchor="top"))

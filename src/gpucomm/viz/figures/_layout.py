@@ -66,3 +66,57 @@ def check_initial(name: str, initial, options) -> None:
     """Raise unless a control's starting value ``initial`` is one of its ``options``."""
     if initial not in options:
         raise GpucommError(f"initial {name} {initial!r} is not valid: expected one of {tuple(options)}")
+
+
+BOOK_FIGURE_WIDTH_PX = 760
+"""Width of a figure in the book's desktop column (1280 px screen), for estimating legend rows."""
+
+LEGEND_ROW_PX = 22
+"""Height of one row of a horizontal legend (font 12 plus padding)."""
+
+SLIDER_PX = 90
+"""Height of a slider with its current-value label, rail and tick labels."""
+
+
+def legend_rows(labels, width_px: int = BOOK_FIGURE_WIDTH_PX) -> int:
+    """Rows a horizontal legend of ``labels`` takes at ``width_px`` (7 px per character, 40 px per symbol).
+
+    >>> legend_rows(["a" * 20] * 4), legend_rows(["a" * 20] * 5)  # 180 px each: four to a 760 px row
+    (1, 2)
+    """
+    rows, used = 1, 0
+    for label in labels:
+        w = 40 + 7 * len(str(label))
+        if used and used + w > width_px:
+            rows, used = rows + 1, 0
+        used += w
+    return rows
+
+
+def legend_then_slider(labels, *, height: int, top: int, axis_px: int = 60) -> dict:
+    """Layout keys that put the legend under the x axis and the slider under the legend, never on it.
+
+    Plotly places both in paper coordinates, which scale with the plot area; the positions here are
+    computed in pixels from the legend's rows (:func:`legend_rows`) so the slider's rail clears it.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        The legend's entries.
+    height, top : int
+        Figure height and top margin, pixels.
+    axis_px : int
+        Room under the plot area for the x tick labels and title, pixels.
+
+    Returns
+    -------
+    dict
+        ``margin_b`` (bottom margin, pixels), ``legend`` (dict) and ``slider_y`` (paper y, anchored at
+        the slider's top).
+    """
+    legend_px = legend_rows(labels) * LEGEND_ROW_PX
+    bottom = axis_px + legend_px + SLIDER_PX + 10
+    plot_px = height - top - bottom
+    return dict(margin_b=bottom, legend=dict(orientation="h", x=0, xanchor="left", y=-axis_px / plot_px,
+                                               yanchor="top"),
+                slider_y=-(axis_px + legend_px + 5) / plot_px)

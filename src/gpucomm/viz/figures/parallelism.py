@@ -29,6 +29,7 @@ from gpucomm.viz.figures._layout import (
     TOP_MARGIN_PX,
     check_initial,
     color,
+    legend_then_slider,
     menu,
     top_title,
 )
@@ -163,14 +164,14 @@ def tp_comm_vs_tokens_figure(model: str, *, fabrics: tuple[Fabric, ...], tp_size
              for tp in tp_sizes]
     for step in steps:  # restyle only the model traces; measured markers stay
         step["args"].append(list(range(len(fabrics))))
+    below = legend_then_slider([t.name for t in fig.data], height=600, top=70)
     fig.update_layout(
         title=f"{cfg.name}, TP={initial_tp}: all_reduce time per forward pass (model)",
         xaxis=dict(type="log", title="tokens in the forward pass (prompt length x batch)"),
         yaxis=dict(type="log", title="all_reduce time per forward (ms)"),
-        template="plotly_white", height=560, margin=dict(t=70, b=170),
-        legend=dict(orientation="h", y=-0.22),
+        template="plotly_white", height=600, margin=dict(t=70, b=below["margin_b"]), legend=below["legend"],
         sliders=[dict(active=tp_sizes.index(initial_tp), steps=steps, currentvalue=dict(prefix="TP degree: "),
-                      y=-0.45, pad=dict(t=10))],
+                      y=below["slider_y"], yanchor="top", pad=dict(t=10))],
     )
     return fig
 

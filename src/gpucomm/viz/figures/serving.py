@@ -23,7 +23,7 @@ from gpucomm.model.hardware import get_gpu
 from gpucomm.model.measurements import NVIDIA_BLOG_TP2_THROUGHPUT
 from gpucomm.model.planning import max_tp_size, request_throughput, serving_estimate
 from gpucomm.model.tp import get_model, tp_step
-from gpucomm.viz.figures._layout import COLORS, check_initial, color, corner_title, sig, y_from_top
+from gpucomm.viz.figures._layout import COLORS, check_initial, color, corner_title, legend_then_slider, sig, y_from_top
 
 __all__ = ["tp_decode_scaling_figure", "tp2_throughput_figure", "Workload", "system_comparison_figure"]
 
@@ -107,11 +107,12 @@ def tp_decode_scaling_figure(model: str, fabrics: tuple[Fabric, ...], *, tp_size
              for b in batches]
     fig.update_xaxes(type="log", tickvals=list(tp_sizes), ticktext=[str(t) for t in tp_sizes], title_text="TP degree")
     fig.update_yaxes(title_text="tokens/s per user", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="tokens/s per GPU", type="log", row=1, col=2)
-    fig.update_layout(title=title.format(initial_batch), template="plotly_white", height=600,
-                      margin=dict(t=80, b=200), legend=dict(orientation="h", y=-0.25),
-                      sliders=[dict(active=batches.index(initial_batch), steps=steps, y=-0.5, len=0.9, x=0.05,
-                                    currentvalue=dict(prefix="batch (sequences): "), pad=dict(t=10))])
+    fig.update_yaxes(title_text="tokens/s per GPU", type="log", dtick="D2", row=1, col=2)  # 1-2-5 labels: >= 3 on a short range
+    below = legend_then_slider([t.name for t in fig.data if t.showlegend is not False], height=640, top=80)
+    fig.update_layout(title=title.format(initial_batch), template="plotly_white", height=640,
+                      margin=dict(t=80, b=below["margin_b"]), legend=below["legend"],
+                      sliders=[dict(active=batches.index(initial_batch), steps=steps, y=below["slider_y"], yanchor="top",
+                                    len=0.9, x=0.05, currentvalue=dict(prefix="batch (sequences): "), pad=dict(t=10))])
     return fig
 
 
