@@ -123,11 +123,26 @@ def test_validation_figure_keeps_case_order_and_shows_every_target(results):
     from gpucomm.viz.figures.validation import validation_figure
 
     fig = validation_figure(results)
-    assert list(fig.layout.xaxis.categoryarray) == [r.case_id for r in results]
-    assert sum(len(t.x) for t in fig.data) == len(results)
+    cases = [r for r in results if not r.sweep]
+    assert list(fig.layout.xaxis.categoryarray) == [r.case_id for r in cases]
+    assert sum(len(t.x) for t in fig.data) == len(cases)
     assert all(t.marker.symbol[0] == "circle" for t in fig.data)  # the legend shows a filled (out-of-sample) marker
     title = fig.layout.title.text
     assert "within 15 %" in title and "within 40 %" in title and "within 2x" in title
+
+
+def test_sweep_figure_draws_every_sweep_point_and_marks_fits_and_disturbed_runs(results):
+    pytest.importorskip("plotly")
+    from gpucomm.viz.figures.validation import sweep_validation_figure
+
+    fig = sweep_validation_figure(results)
+    points = [r for r in results if r.sweep]
+    assert sum(len(t.x) for t in fig.data) == len(points) and len(fig.data) == len({r.sweep for r in points})
+    by_sweep = {t.name.split(":")[0]: t for t in fig.data}
+    assert set(by_sweep["S03"].marker.symbol) == {"x-thin-open"}          # disturbed: shown, not counted
+    assert "circle-open" in by_sweep["S04"].marker.symbol                  # fitted below 64 MiB
+    assert set(by_sweep["H200x8"].marker.symbol) == {"circle"}             # wholly out of sample
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
 
 
 def test_sweep_targets_of_the_model_issue_are_met_out_of_sample(results):

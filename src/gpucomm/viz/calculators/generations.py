@@ -49,12 +49,19 @@ class GenerationsInputs:
 
 
 def _flagship_gpus() -> list:
-    """Catalog GPUs with NVLink on the board (SXM, superchip: no bridges) and sourced FLOP/s, by year."""
+    """Per architecture, the catalog GPU with NVLink on the board (SXM, superchip: no bridges) and the most sourced
+    FLOP/s, by year: one point per generation (the cut-down export parts, H800 and H20, would draw a trend backwards)."""
     from gpucomm.model.hardware import GPUS
 
-    gpus = [g for g in GPUS.values() if g.arch_year and g.nvlink_bw_bytes_per_s and not g.nvlink_bridge
-            and (g.dense_fp16_flops_per_s or g.dense_bf16_flops_per_s)]
-    return sorted(gpus, key=lambda g: (g.arch_year, g.dense_fp16_flops_per_s or 0))
+    def flops(g):
+        return g.dense_fp16_flops_per_s or g.dense_bf16_flops_per_s or 0.0
+
+    best = {}
+    for g in GPUS.values():
+        if g.arch_year and g.nvlink_bw_bytes_per_s and not g.nvlink_bridge and flops(g):
+            if g.architecture not in best or flops(g) > flops(best[g.architecture]):
+                best[g.architecture] = g
+    return sorted(best.values(), key=lambda g: (g.arch_year, flops(g)))
 
 
 def flops_per_link_byte(gpu: str, *, dtype: str = "fp16") -> float | None:
@@ -162,7 +169,7 @@ def generations_figure(inputs: GenerationsInputs | None = None) -> go.Figure:
     fig.update_xaxes(title_text="year", dtick=2, row=1, col=1)
     fig.update_xaxes(title_text="year", dtick=2, row=2)
     fig.update_yaxes(type="log", dtick=1, title_text="GB/s", row=1, col=1)
-    fig.update_yaxes(type="log", dtick=1, title_text="TFLOP/s", row=2, col=1)
+    fig.update_yaxes(type="log", dtick="D2", title_text="TFLOP/s", row=2, col=1)
     fig.update_yaxes(title_text="FLOP per NVLink byte", rangemode="tozero", row=2, col=2)
     fig.update_layout(template="plotly_white", height=760, margin=dict(t=110, b=60),
                       title=dict(y=0.98, yanchor="top"), legend=dict(orientation="h", y=-0.12, yanchor="top"))

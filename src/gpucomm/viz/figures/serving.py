@@ -256,8 +256,10 @@ def system_comparison_figure(workloads: tuple[Workload, ...], systems: tuple[str
     fig.update_xaxes(tickangle=0, tickfont=dict(size=10))
     fig.update_yaxes(title_text="tokens/s per user", row=1, col=1)
     fig.update_yaxes(title_text="tokens/s per GPU", row=1, col=2)
-    fig.update_layout(title="Decode speed by system (model); workload:", template="plotly_white", height=600,
-                      margin=dict(t=150, b=90), uniformtext=dict(minsize=9, mode="hide"),
-                      updatemenus=[dict(type="dropdown", x=1.0, xanchor="right", y=1.14, yanchor="bottom", active=0,
+    # the menu sits on its own row under the title (left-aligned with it), so a long workload name never covers it
+    fig.update_layout(title=dict(text="Decode speed by system (model), for the workload chosen below", y=0.97),
+                      template="plotly_white", height=620, margin=dict(t=160, b=90),
+                      uniformtext=dict(minsize=9, mode="hide"),
+                      updatemenus=[dict(type="dropdown", x=0, xanchor="left", y=1.13, yanchor="bottom", active=0,
                                         buttons=buttons)])
     return fig

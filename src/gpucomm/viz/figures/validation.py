@@ -1,27 +1,28 @@
-"""Figure of the model's validation: predicted vs measured, per group of cases."""
+"""Figures of the model's validation: predicted vs measured, per group of cases and per sweep over message size."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from gpucomm.model.validation import TARGETS, Result
+from gpucomm.model.units import format_size
+from gpucomm.model.validation import SWEEP_TARGETS, SWEEPS, TARGETS, Result
 
 _GROUP_LABELS = {
     "nvlink_large": "large messages, NVLink/NVSwitch (busbw)",
     "pcie_large": "large messages, PCIe (busbw or time)",
     "network_large": "large messages across nodes, all_gather (busbw)",
     "small_latency": "small messages (time)",
-    "sweep": "full sweeps, A100x8 and H200x8 (time)",
 }
 
 
 def validation_figure(results: list[Result]) -> go.Figure:
-    """Predicted / measured ratio for every case, one trace per group, with buttons to show one group.
+    """Predicted / measured ratio for every single case (the sweeps: :func:`sweep_validation_figure`), one trace per
+    group, with buttons to show one group.
 
     Parameters
     ----------
     results : list of Result
-        From :func:`gpucomm.model.validation.validate`.
+        From :func:`gpucomm.model.validation.validate`; the sweeps' points are left out.
 
     Returns
     -------
@@ -30,11 +31,12 @@ def validation_figure(results: list[Result]) -> go.Figure:
         shaded band is the tightest target of :data:`gpucomm.model.validation.TARGETS`, dotted lines the
         others. Open markers are in-sample cases (a parameter was fitted on them).
     """
+    cases = [r for r in results if not r.sweep]
     fig = go.Figure()
-    groups = [g for g in _GROUP_LABELS if any(r.group == g for r in results)]
+    groups = [g for g in _GROUP_LABELS if any(r.group == g for r in cases)]
     for group in groups:
         # out-of-sample points first, so the legend shows a filled marker; the x order is fixed below
-        rs = sorted((r for r in results if r.group == group), key=lambda r: r.in_sample)
+        rs = sorted((r for r in cases if r.group == group), key=lambda r: r.in_sample)
         fig.add_trace(go.Scatter(
             x=[r.case_id for r in rs], y=[r.predicted / r.measured for r in rs], mode="markers",
             name=_GROUP_LABELS[group],
@@ -49,10 +51,6 @@ def validation_figure(results: list[Result]) -> go.Figure:
         for y in (ratio, 1 / ratio):
             fig.add_hline(y=y, line_dash="dot", line_color="gray", line_width=1)
     fig.add_hline(y=1, line_dash="dash", line_color="gray")
-    sweep = [r.case_id for r in results if r.label.endswith(" sweep")]
-    if sweep:
-        fig.add_annotation(x=sweep[len(sweep) // 2], y=0, yref="paper", yanchor="top", yshift=-6, showarrow=False,
-                           text="sizes of the two sweeps", font=dict(size=10, color="gray"))
     buttons = [dict(label="all", method="update", args=[{"visible": [True] * len(groups)}])]
     for i, group in enumerate(groups):
         buttons.append(dict(label=group.replace("_", " "), method="update",
@@ -61,16 +59,57 @@ def validation_figure(results: list[Result]) -> go.Figure:
     fig.update_layout(
         title=dict(text=f"model / measurement for every published case (1 = exact)<br><sup>targets: {targets} "
                         f"(shaded: {tight_group.split('_')[0]}; dotted: the others)</sup>"),
-        yaxis=dict(type="log", title="predicted / measured", tickvals=[0.25, 0.5, 0.7, 1, 1.4, 2, 4, 8],
-                   ticktext=["0.25", "0.5", "0.7", "1", "1.4", "2", "4", "8"]),
-        # every single case is labelled; the sweeps' many sizes are not (hover shows them)
-        xaxis=dict(tickangle=-90, tickfont=dict(size=9), categoryorder="array",
-                   categoryarray=[r.case_id for r in results],
-                   tickvals=[r.case_id for r in results if not r.label.endswith(" sweep")]),
-        template="plotly_white", height=620, margin=dict(t=120, b=150), legend=dict(orientation="h", y=-0.17),
+        yaxis=dict(type="log", title="predicted / measured", tickvals=_RATIO_TICKS, ticktext=[f"{t:g}" for t in _RATIO_TICKS]),
+        xaxis=dict(tickangle=-90, tickfont=dict(size=10), categoryorder="array", categoryarray=[r.case_id for r in cases]),
+        template="plotly_white", height=560, margin=dict(t=120, b=90), legend=dict(orientation="h", y=-0.2),
+        # the legend stays whole when one group is shown: a hidden trace keeps its entry
         updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, y=1.13, xanchor="left")],
     )
     return fig
+
+
+def sweep_validation_figure(results: list[Result]) -> go.Figure:
+    """Predicted / measured time at every size of every bundled sweep, one trace per sweep.
+
+    Parameters
+    ----------
+    results : list of Result
+        From :func:`gpucomm.model.validation.validate`; only the sweeps' points are drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        x: message size (bytes, log axis, labelled in KiB/MiB/GiB); y: predicted / measured time (log axis; 1 =
+        exact). Filled markers: out of sample; open: in-sample (a parameter was fitted on that size); crosses: a
+        disturbed run, not counted. The shaded band is the model issue's 15 % (:data:`SWEEP_TARGETS`).
+    """
+    fig = go.Figure()
+    labels = {s.sweep_id: s.label for s in SWEEPS}
+    within = SWEEP_TARGETS["within"]
+    for sweep in dict.fromkeys(r.sweep for r in results if r.sweep):
+        rs = [r for r in results if r.sweep == sweep]
+        symbol = ["x-thin-open" if not r.counted else "circle-open" if r.in_sample else "circle" for r in rs]
+        fig.add_trace(go.Scatter(
+            x=[r.msg_bytes for r in rs], y=[r.predicted / r.measured for r in rs], mode="lines+markers",
+            name=f"{sweep}: {labels.get(sweep, sweep)}", line=dict(width=1), marker=dict(size=7, symbol=symbol),
+            customdata=[[format_size(r.msg_bytes), r.measured, r.predicted, r.algorithm, r.why] for r in rs],
+            hovertemplate=f"{sweep} " + "%{customdata[0]}: measured %{customdata[1]:.4g} us, model "
+                          "%{customdata[2]:.4g} us (%{customdata[3]})<br>%{customdata[4]}<extra></extra>"))
+    fig.add_hrect(y0=1 - within, y1=1 + within, line_width=0, fillcolor="green", opacity=0.1)
+    fig.add_hline(y=1, line_dash="dash", line_color="gray")
+    size_ticks = [2**k for k in range(0, 36, 5)]
+    fig.update_layout(
+        title=dict(text="model / measurement at every size of every sweep (time; 1 = exact)<br><sup>shaded: within "
+                        f"{100 * within:.0f} %; open markers: fitted on; crosses: a disturbed run, not counted</sup>"),
+        xaxis=dict(type="log", title="message size", tickvals=size_ticks,
+                   ticktext=[format_size(t).replace(" ", "") for t in size_ticks]),
+        yaxis=dict(type="log", title="predicted / measured", tickvals=_RATIO_TICKS, ticktext=[f"{t:g}" for t in _RATIO_TICKS]),
+        template="plotly_white", height=620, margin=dict(t=100, b=60), legend=dict(orientation="h", y=-0.15),
+    )
+    return fig
+
+
+_RATIO_TICKS = [0.25, 0.5, 0.7, 1, 1.4, 2, 4, 8]
 
 
 def _target_text(group: str) -> str:
