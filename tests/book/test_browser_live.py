@@ -163,14 +163,20 @@ def test_live_calculator_matches_python(open_page, capsys):
     page.screenshot(path=str(SHOTS / "live_calculator_1280x800.png"))
 
 
+def _phone_page(browser, url):
+    """A page at 390x844 (a phone) in a fresh context that lets no request leave 127.0.0.1, loaded."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, service_workers="block")
+    context.route("**/*", lambda route, request: route.continue_() if "127.0.0.1" in request.url else route.abort())
+    page = context.new_page()
+    page.goto(url, wait_until="load")
+    return page
+
+
 def test_live_calculator_on_a_phone(browser, base_url):
     """At 390x844 (a phone), in a page laid out at that size: the controls fit the width, a change works."""
     if PAGE not in toc_pages():
         pytest.skip(f"{PAGE} is not in _toc.yml")
-    context = browser.new_context(viewport={"width": 390, "height": 844}, service_workers="block")
-    context.route("**/*", lambda route, request: route.continue_() if "127.0.0.1" in request.url else route.abort())
-    page = context.new_page()
-    page.goto(base_url + PAGE, wait_until="load")
+    page = _phone_page(browser, base_url + PAGE)
     panel = page.locator(".gpucomm-live[data-gpucomm-live=collective]")
     shown = _type(page, panel, "msg_bytes", "8MiB")
     assert shown["state"] == "live" and not any(shown["messages"].values()), shown
@@ -182,7 +188,7 @@ def test_live_calculator_on_a_phone(browser, base_url):
     panel.locator("form").scroll_into_view_if_needed()
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "live_calculator_390x844.png"))
-    context.close()
+    page.context.close()
 
 
 def test_over_file_url_the_panel_says_it_needs_http(browser):
@@ -301,10 +307,7 @@ def test_tp_live_calculator_on_a_phone(browser, base_url):
         pytest.skip(f"{rel} is not in _toc.yml")
     from gpucomm.viz.calculators.tp_inference import TPInputs, tp_update
 
-    context = browser.new_context(viewport={"width": 390, "height": 844}, service_workers="block")
-    context.route("**/*", lambda route, request: route.continue_() if "127.0.0.1" in request.url else route.abort())
-    page = context.new_page()
-    page.goto(base_url + rel, wait_until="load")
+    page = _phone_page(browser, base_url + rel)
     panel = page.locator(f".gpucomm-live[data-gpucomm-live={name}]")
     shown = _type(page, panel, "batch", "32")
     assert shown["state"] == "live" and not any(shown["messages"].values()), shown
@@ -315,5 +318,5 @@ def test_tp_live_calculator_on_a_phone(browser, base_url):
     assert not wide, f"controls wider than the phone's screen: {wide}"
     SHOTS.mkdir(parents=True, exist_ok=True)
     panel.screenshot(path=str(SHOTS / f"live_{name}_390.png"))
-    context.close()
+    page.context.close()
 
