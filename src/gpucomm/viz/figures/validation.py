@@ -91,16 +91,18 @@ def sweep_validation_figure(results: list[Result]) -> go.Figure:
         symbol = ["x-thin-open" if not r.counted else "circle-open" if r.in_sample else "circle" for r in rs]
         fig.add_trace(go.Scatter(
             x=[r.msg_bytes for r in rs], y=[r.predicted / r.measured for r in rs], mode="lines+markers",
-            name=f"{sweep}: {labels.get(sweep, sweep)}", line=dict(width=1), marker=dict(size=7, symbol=symbol),
+            # the system's first clause names it in the legend (it must fit a phone); the hover has the rest
+            name=f"{sweep}: {labels.get(sweep, sweep).split(',')[0]}", line=dict(width=1),
+            marker=dict(size=7, symbol=symbol),
             customdata=[[format_size(r.msg_bytes), r.measured, r.predicted, r.algorithm, r.why] for r in rs],
-            hovertemplate=f"{sweep} " + "%{customdata[0]}: measured %{customdata[1]:.4g} us, model "
+            hovertemplate=f"{sweep} ({labels.get(sweep, sweep)}) " + "%{customdata[0]}:<br>measured %{customdata[1]:.4g} us, model "
                           "%{customdata[2]:.4g} us (%{customdata[3]})<br>%{customdata[4]}<extra></extra>"))
     fig.add_hrect(y0=1 - within, y1=1 + within, line_width=0, fillcolor="green", opacity=0.1)
     fig.add_hline(y=1, line_dash="dash", line_color="gray")
     size_ticks = [2**k for k in range(0, 36, 5)]
     fig.update_layout(
         title=dict(text="model / measurement at every size of every sweep (time; 1 = exact)<br><sup>shaded: within "
-                        f"{100 * within:.0f} %; open markers: fitted on; crosses: a disturbed run, not counted</sup>"),
+                        f"{100 * within:.0f} %; open: fitted on; crosses: disturbed, not counted</sup>"),
         xaxis=dict(type="log", title="message size", tickvals=size_ticks,
                    ticktext=[format_size(t).replace(" ", "") for t in size_ticks]),
         yaxis=dict(type="log", title="predicted / measured", tickvals=_RATIO_TICKS, ticktext=[f"{t:g}" for t in _RATIO_TICKS]),
