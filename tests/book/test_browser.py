@@ -241,6 +241,10 @@ class Visit:
     def unexpected_page_errors(self) -> list[str]:
         return [e for e in self.page_errors if not any(k in e for k in KNOWN_PAGE_ERRORS)]
 
+    @property
+    def unexpected_console_errors(self) -> list[str]:
+        return [e for e in self.console_errors if not any(k in e for k in KNOWN_PAGE_ERRORS)]
+
 
 @pytest.fixture
 def open_page(browser, base_url):
@@ -311,6 +315,7 @@ def test_page_works_offline(open_page, rel):
     assert visit.status == 200, f"{rel}: HTTP {visit.status}"
     assert not visit.external_requests, f"{rel} requested other hosts: {visit.external_requests}"
     assert not visit.unexpected_page_errors, f"{rel}: page errors {visit.unexpected_page_errors}"
+    assert not visit.unexpected_console_errors, f"{rel}: console errors {visit.unexpected_console_errors}"
     blank = [f["id"] for f in facts["figures"] if not f["rendered"]]
     assert not blank, f"{rel}: plotly figures not drawn (is plotly.js loaded?): {blank}; see {shot}"
     assert not facts["widget_errors"], f"{rel}: {facts['widget_errors']} widget(s) failed to render"
@@ -326,7 +331,7 @@ def test_page_fits_a_phone(open_page, rel):
     table column is narrower than MIN_COLUMN_PX, and every control (input, select, button, plotly
     updatemenu button, each step of a plotly slider) is the element found at its own centre, so a tap
     reaches it; no plotly slider meets its figure's legend. Screenshot in _build/screenshots/phone/."""
-    page, _ = open_page(rel, PHONE)
+    page, visit = open_page(rel, PHONE)
     try:  # gpucomm_layout.js marks each figure once laid out for the screen (an old build never does)
         page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=15_000)
     except Exception:  # noqa: BLE001 - playwright's TimeoutError: check the page as it is
@@ -344,6 +349,10 @@ def test_page_fits_a_phone(open_page, rel):
     overlaps = page.evaluate(SLIDER_ON_LEGEND_JS)
     if overlaps:
         problems.append(f"a slider overlaps the legend: {overlaps}")
+    # the phone layout script runs only below 600 px: it must add no error and no request of its own
+    errors = visit.unexpected_page_errors + visit.unexpected_console_errors
+    if errors or visit.external_requests:
+        problems.append(f"errors {errors[:3]}, requests to other hosts {visit.external_requests[:3]}")
     assert not problems, f"{rel} at 390 px: " + "; ".join(problems) + f"; see {shot}"
 
 
