@@ -164,3 +164,15 @@ def test_sweep_targets_of_the_model_issue_are_met_out_of_sample(results):
     assert {b.sweep for b in bands if not b.in_sample} == {"Azure A100x8", "H200x8", "S01", "S02", "S03", "S04", "S05",
                                                            "S06", "S07"}
     assert not any(b.in_sample for b in bands if b.sweep == "H200x8")
+
+
+def test_validation_figure_views_keep_every_group_in_the_legend(results):
+    pytest.importorskip("plotly")
+    from gpucomm.viz.figures.validation import validation_figure
+
+    fig = validation_figure(results)
+    buttons = fig.layout.updatemenus[0].buttons
+    assert buttons[0].args[0]["visible"] == [True] * len(fig.data)
+    for i, button in enumerate(buttons[1:]):
+        visible = button.args[0]["visible"]
+        assert visible[i] is True and all(v == "legendonly" for j, v in enumerate(visible) if j != i)

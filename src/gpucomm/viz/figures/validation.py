@@ -53,8 +53,9 @@ def validation_figure(results: list[Result]) -> go.Figure:
     fig.add_hline(y=1, line_dash="dash", line_color="gray")
     buttons = [dict(label="all", method="update", args=[{"visible": [True] * len(groups)}])]
     for i, group in enumerate(groups):
+        # the other groups stay in the legend (greyed, one click brings a group back), so a view never loses it
         buttons.append(dict(label=group.replace("_", " "), method="update",
-                            args=[{"visible": [j == i for j in range(len(groups))]}]))
+                            args=[{"visible": [True if j == i else "legendonly" for j in range(len(groups))]}]))
     targets = "; ".join(f"{g.split('_')[0]} {_target_text(g)}" for _, g in bands)
     fig.update_layout(
         title=dict(text=f"model / measurement for every published case (1 = exact)<br><sup>targets: {targets} "
@@ -62,7 +63,6 @@ def validation_figure(results: list[Result]) -> go.Figure:
         yaxis=dict(type="log", title="predicted / measured", tickvals=_RATIO_TICKS, ticktext=[f"{t:g}" for t in _RATIO_TICKS]),
         xaxis=dict(tickangle=-90, tickfont=dict(size=10), categoryorder="array", categoryarray=[r.case_id for r in cases]),
         template="plotly_white", height=560, margin=dict(t=120, b=90), legend=dict(orientation="h", y=-0.2),
-        # the legend stays whole when one group is shown: a hidden trace keeps its entry
         updatemenus=[dict(type="buttons", direction="right", buttons=buttons, x=0, y=1.13, xanchor="left")],
     )
     return fig
