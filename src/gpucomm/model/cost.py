@@ -1,27 +1,33 @@
-"""Alpha-beta cost of collectives, per algorithm and protocol, with NCCL-like automatic choice.
+"""Cost of collectives per algorithm and protocol, in NCCL's own structure, with NCCL's choice.
 
-Every algorithm is described by two numbers: its sequential ``steps`` (each costs a
-latency) and the ``wire_bytes`` its busiest GPU link carries per direction. With the
-effective per-direction bandwidth ``B`` that the fabric gives each GPU, one protocol
-costs
+For the collectives and algorithms NCCL's tuner knows (ring, tree, NVLS, NVLS Tree, CollNet, PAT; protocols LL,
+LL128, Simple), :func:`collective_cost` builds the communicator NCCL would build
+(:func:`gpucomm.model.nccl_fabric.fabric_to_comm`), lets NCCL's tuner (:mod:`gpucomm.model.nccl_tuner`, v2.30.7-1
+constants) estimate every enabled (algorithm, protocol) as ``lat + bytes / bw`` (``src/graph/tuning.cc``) and picks
+the lowest, as NCCL does. The reported time then adds what that estimate leaves out or plans differently, each a named
+parameter of :mod:`gpucomm.model.hardware.calibration` with its data:
+
+    time = launch + latency x scale(transport) + transfer at the delivered bandwidth on the channels in use + fill
+
+- launch: eager or CUDA graph (:data:`~gpucomm.model.hardware.calibration.LAUNCH_S`);
+- the latency scale of the hops' transport, NVLink per generation, PCIe, host memory, network
+  (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`);
+- the bandwidth the links deliver (nominal x measured efficiency) instead of NCCL's quantised plan
+  (:func:`_delivered_bw_ratio`), with NCCL's protocol factors and caps kept;
+- the channels NCCL runs at this size (:func:`~gpucomm.model.nccl_tuner.channels_and_threads`), and the pipeline
+  fill of a ring (:data:`~gpucomm.model.hardware.calibration.PIPELINE_FILL_FRACTION`) or of NVLS
+  (:data:`~gpucomm.model.hardware.calibration.NVLS_PIPELINE_FILL_CHUNKS`).
+
+The algorithms NCCL does not run (:data:`NOT_NCCL`: one-shot and two-shot custom all-reduce as vLLM and
+TensorRT-LLM run them, recursive halving-doubling, the explicit ``hierarchical`` schedule across nodes) and the
+collectives outside its tuner (all_to_all, send_recv) keep a plain alpha-beta form: every algorithm is described by
+its sequential ``steps`` (each costs a latency) and the ``wire_bytes`` its busiest GPU link carries per direction,
 
     t = alpha(protocol, steps) + wire_bytes / (B * protocol_bw_fraction)
 
-the form of NCCL's own tuner (``src/graph/tuning.cc``, ``ncclTopoGetAlgoTime``:
-``time = lat + bytes / bw``). Protocols: LL (low latency: per-step latency, half the
-bandwidth) and Simple (a fixed start-up cost, full bandwidth); NVLS uses its own
-calibrated efficiency and latency. ``algorithm="auto"`` takes the cheapest of the
-algorithms NCCL implements (ring, tree, NVLS where the switch supports it,
-hierarchical across nodes); the inference engines' custom one-shot / two-shot
-all_reduce are available by name. Across nodes NCCL runs one ring per NIC through every GPU
-of every node: the node's NICs together carry one ring's traffic, so a ring's bandwidth is
-the smaller of the intra-node rate and the node's total NIC bandwidth, and each LL step
-waits for a network hop.
-
-The algorithms inside a node, each with its steps, wire bytes and source, are stated once, in the
-collective's file of :mod:`gpucomm.model.collectives` (``all_reduce.py``, ``all_gather.py``, ...);
-:func:`steps_and_wire_bytes` reads them. This module adds the schedules across nodes: one ring per
-NIC, and ``hierarchical`` for all_reduce.
+with fitted alphas, stated once in the collective's file of :mod:`gpucomm.model.collectives` and read by
+:func:`steps_and_wire_bytes`. Across nodes all_to_all and send_recv run one ring per NIC through every GPU of every
+node: the node's NICs together carry one ring's traffic.
 
 References
 ----------
@@ -649,7 +655,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
             collective, size, n, fabric, algorithm, protocol, nccl_version)
         launch_s = cal.LAUNCH_S[launch].value
         note = (f"NCCL {'.'.join(map(str, nccl_version))} tuner's choice and estimate; fitted terms added: launch "
-                f"({launch}), latency scale of the transport, delivered link bandwidth, channel ramp, ring pipeline fill")
+                f"({launch}), latency scale of the transport, delivered link bandwidth, channel ramp, pipeline fill")
         if not fabric.p2p:
             note += "; bandwidth input: the host-staged calibration (NCCL's tuner has no host-staging model)"
         if multi_node:
