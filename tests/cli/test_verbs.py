@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -115,6 +116,16 @@ def test_a_reader_that_leaves_early_is_not_an_error(tmp_path):
     assert json.loads(proc.stdout.readline())["record"] == "meta"
     proc.stdout.close()  # as `| head -1` does
     _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err, err
+
+
+def test_a_reader_that_leaves_a_table_early_is_not_an_error():
+    # rich answers a closed pipe with SystemExit(1) unless told otherwise (`gpucomm validate --all | head -1`)
+    proc = subprocess.Popen([sys.executable, "-m", "gpucomm", "validate", "--all"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "200"})
+    assert proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err, err
 
 

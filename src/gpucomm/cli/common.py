@@ -170,9 +170,15 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]
     for row in rows:
         table.add_row(*row)
     console = Console(width=width)
+    # rich answers a closed pipe (`gpucomm validate | head`) with SystemExit(1); main() treats it as the reader leaving
+    console.on_broken_pipe = _raise_broken_pipe
     console.print(table)
     if note:
         console.print(note)
+
+
+def _raise_broken_pipe() -> None:
+    raise BrokenPipeError
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
