@@ -49,7 +49,7 @@ from gpucomm.model.collectives import REGISTRY, busbw_factor, check_collective, 
 from gpucomm.model.fabric import Fabric, as_fabric, make_fabric
 from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link
 from gpucomm.model.hardware import calibration as cal
-from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION, comm_and_table, parse_nccl_version
+from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION, comm_and_table, delivered_bw_bytes_per_s, parse_nccl_version
 
 ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "nvls_tree", "collnet_direct",
               "collnet_chain", "pat", "hierarchical")
@@ -126,9 +126,8 @@ def effective_bw_bytes_per_s(link: str | Link, *, p2p: bool = True) -> float:
     >>> effective_bw_bytes_per_s("nvlink3") / 1e9
     234.0
     """
-    fabric = make_fabric(link, p2p=p2p)
-    link = fabric.link
-    return link.bw_bytes_per_s * cal.link_efficiency(link.key, link.kind, p2p=p2p).value
+    fabric = make_fabric(link, p2p=p2p)  # refuses p2p=False on a link that is not PCIe
+    return delivered_bw_bytes_per_s(fabric.link, p2p=p2p)
 
 
 def per_gpu_bw_bytes_per_s(fabric: Fabric, num_ranks: int) -> float:

@@ -25,11 +25,11 @@ import functools
 from gpucomm import GpucommError
 from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.fabric import Fabric
+from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link, get_link
 from gpucomm.model.hardware import calibration as cal
-from gpucomm.model.hardware import get_gpu, get_inter_socket_link, get_link
 
 __all__ = ["DEFAULT_NCCL_VERSION", "COMPUTE_CAPABILITY", "compute_capability", "parse_nccl_version",
-           "fabric_to_comm", "comm_and_table"]
+           "fabric_to_comm", "comm_and_table", "delivered_bw_bytes_per_s"]
 
 DEFAULT_NCCL_VERSION = (2, 30, 7)
 """The NCCL release the model follows unless told otherwise: the tuner's tag, :data:`~gpucomm.model.nccl_tuner.NCCL_TAG`."""
@@ -129,9 +129,28 @@ def _pcie_gen(key: str) -> int:
     return int(key.removeprefix("pcie"))
 
 
-def _delivered_bw(pcie_key: str, *, p2p: bool) -> float:
-    """What a PCIe link delivers to a large-message ring, bytes/s per direction (nominal x its efficiency)."""
-    link = get_link(pcie_key)
+def delivered_bw_bytes_per_s(link: str | Link, *, p2p: bool = True) -> float:
+    """What a GPU link delivers to a large-message ring, bytes/s per direction: nominal x the efficiency
+    :func:`gpucomm.model.hardware.calibration.link_efficiency` gives it.
+
+    Parameters
+    ----------
+    link : str or Link
+        Catalog key or entry.
+    p2p : bool
+        False: staged through host memory (PCIe links).
+
+    Returns
+    -------
+    float
+        Bytes/s per direction.
+
+    Raises
+    ------
+    GpucommError
+        For an unknown link key.
+    """
+    link = get_link(link)
     return link.bw_bytes_per_s * cal.link_efficiency(link.key, link.kind, p2p=p2p).value
 
 
@@ -182,7 +201,7 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
             bw, type_intra = nominal_pci, "PXB"
         else:
             # host-staged copies: the calibrated rate, shared by the GPUs behind one uplink (see cost.per_gpu_bw...)
-            bw = _delivered_bw(pcie_key, p2p=False) / min(fabric.gpus_per_uplink, g)
+            bw = delivered_bw_bytes_per_s(pcie_key, p2p=False) / min(fabric.gpus_per_uplink, g)
             type_intra = "PHB"
         if fabric.inter_socket is not None:
             bw = min(bw, get_inter_socket_link(fabric.inter_socket).bw_bytes_per_s)
@@ -197,7 +216,7 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
             # GPUDirect RDMA reads GPU memory over the GPU's own PCIe link (staged through host memory without P2P):
             # NCCL's search counts the GPU-to-NIC path, which a star of one link per GPU does not hold; the link
             # delivers its measured share of the nominal rate, as inside the node (cost._delivered_bw_ratio)
-            nic_bw = min(nic_bw, bw if not fabric.p2p else _delivered_bw(link.key, p2p=True))
+            nic_bw = min(nic_bw, bw if not fabric.p2p else delivered_bw_bytes_per_s(link, p2p=True))
     return nt.build_comm(cc, num_ranks, bw, num_nodes=nodes, type_intra=type_intra, nvswitch=nvswitch,
                          nic_bw_bytes_per_s=nic_bw, nics_per_node=fabric.nics_per_node,
                          nvls_support=None if fabric.p2p else False, net_device=net_device,

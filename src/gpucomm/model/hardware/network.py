@@ -75,11 +75,13 @@ class NetworkLink:
     net_device: str = "host"
 
 
-def _port(key, name, kind, port_gbit, *, lanes=None, typical_nic, year=None, standard, source, notes) -> NetworkLink:
+def _port(key, name, kind, port_gbit, *, lanes=None, typical_nic, year=None, standard, source, notes, latency_s=0.0,
+          net_device="host") -> NetworkLink:
     bits = port_gbit * 1e9
     return NetworkLink(key=key, name=name, kind=kind, port_bits_per_s=bits, bw_bytes_per_s=bits / 8,  # bits -> bytes
                        lanes=lanes, lane_bits_per_s=bits / lanes if lanes else None, typical_nic=typical_nic,
-                       year=year, standard=standard, source=source, notes=notes)
+                       year=year, standard=standard, source=source, notes=notes, latency_s=latency_s,
+                       net_device=net_device)
 
 
 _NETWORK_LIST = (
@@ -131,9 +133,8 @@ all_reduce on 2 GCP A3-Mega VMs (16 H100) takes (nccl-tests log C08, its 8 B in-
 plugin moves data through a host-side TCP stack, so each network step costs far more than over RDMA."""
 
 _NETWORK_LIST += (
-    NetworkLink(
-        key="tcpxo_200g", name="GPUDirect-TCPXO over 200 Gigabit Ethernet (GCP A3 Mega)", kind="ethernet",
-        port_bits_per_s=200e9, bw_bytes_per_s=200e9 / 8, lanes=None, lane_bits_per_s=None,
+    _port(
+        "tcpxo_200g", "GPUDirect-TCPXO over 200 Gigabit Ethernet (GCP A3 Mega)", "ethernet", 200,
         typical_nic="8 x 200 Gb/s per A3 Mega VM", year=2024, standard="Google GPUDirect-TCPXO (NCCL net plugin)",
         source="https://cloud.google.com/compute/docs/gpus/gpudirect",
         notes=("A3 Mega: 8 NICs of 200 Gb/s per VM for GPU traffic through the GPUDirect-TCPXO NCCL plugin [U]. Not RDMA: "
