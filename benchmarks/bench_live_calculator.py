@@ -25,12 +25,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import shutil
 import statistics
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from _chromium import find_chromium
 from bench_page_weight import CHROMIUM_ARGS, DEFAULT_HTML, LOCAL_HOSTS, kind_of, serve
 
 VIEWPORT = {"width": 1280, "height": 800}
@@ -173,15 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"bench_live_calculator: no {', '.join(missing)} in {html}: run `make book` first", file=sys.stderr)
         return 1
-    chromium = shutil.which("chromium")
-    if not chromium:
-        print("bench_live_calculator: no `chromium` on PATH (Debian: apt-get install chromium)", file=sys.stderr)
+    found = find_chromium("bench_live_calculator")
+    if found is None:
         return 1
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        print("bench_live_calculator: playwright (python) is not installed", file=sys.stderr)
-        return 1
+    chromium, sync_playwright = found
 
     load = os.getloadavg()
     print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, load average "

@@ -33,7 +33,6 @@ import io
 import os
 import platform
 import re
-import shutil
 import statistics
 import sys
 import threading
@@ -41,6 +40,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from _chromium import find_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_HTML = ROOT / "_build" / "html"
@@ -253,16 +254,10 @@ def main(argv: list[str] | None = None) -> int:
     if not (html / "index.html").is_file():
         print(f"bench_page_weight: no built book in {html}: run `make book` first", file=sys.stderr)
         return 1
-    chromium = shutil.which("chromium")
-    if not chromium:
-        print("bench_page_weight: no `chromium` on PATH (Debian: apt-get install chromium)", file=sys.stderr)
+    found = find_chromium("bench_page_weight")
+    if found is None:
         return 1
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        print("bench_page_weight: playwright (python) is not installed (pip install -r requirements.txt)",
-              file=sys.stderr)
-        return 1
+    chromium, sync_playwright = found
 
     if args.pages:
         cases = [(rel, rel) for rel in args.pages]
