@@ -293,7 +293,10 @@ SWEEPS = (
           make_fabric("pcie4", inter_socket="xgmi_zen2"), None,
           why="NCCL release not stated; P2P through a patched driver (BAR1 P2P, IOMMU off), same host as S06: "
               "cudaMemcpyPeer 25 GB/s each way within a socket, 20-22 GB/s across, which the ring's cross-socket "
-              "hops run at; the model takes the PCIe P2P efficiency fitted on RTX PRO 6000 behind PCIe switches"),
+              "hops run at; the model takes the PCIe P2P efficiency fitted on RTX PRO 6000 behind PCIe switches. One "
+              "process drives the 8 GPUs (-g 8): below 64 KiB its times equal S06's although P2P cuts a hop from "
+              "11.6 us to 1.2 us (the post's p2pBandwidthLatencyTest), so they are likely the host thread's 8 "
+              "launches, which the model does not add"),
 )
 """Every bundled sweep compared size by size. Fits used the Azure A100 and H200 v5 sweeps below 64 MiB and the
 GB200 and 2-node H100 sweeps below 1 MiB (each sweep's ``fitted_why``); the 8x H200 torch sweep, the 4-node H100
