@@ -7,6 +7,7 @@ from importlib import resources
 import pytest
 
 from gpucomm.model.hardware import calibration as cal
+from gpucomm.model.measurements import read_bundled_csv
 
 
 def _rows(name):
@@ -84,10 +85,14 @@ def test_network_step_latency_from_the_dgx_spark_pair():
 
 # --- the fits of the latency scale, the NVLS fill and the TCPXO latency, recomputed from their sweeps ----------------
 
-def _sweep_points(sweep_id, lo_bytes, hi_bytes):
+def _sweep_points(sweep_id, lo_bytes, hi_bytes, *, host_floor=True):
+    from dataclasses import replace
+
     from gpucomm.model.validation import SWEEPS, _sweep
 
     sweep = next(s for s in SWEEPS if s.sweep_id == sweep_id)
+    if not host_floor:  # as the latency scales were fitted: every time taken as the GPUs'
+        sweep = replace(sweep, gpus_per_thread=1)
     return [r for r in _sweep(sweep) if lo_bytes <= r.msg_bytes < hi_bytes]
 
 
@@ -95,8 +100,9 @@ def _sweep_points(sweep_id, lo_bytes, hi_bytes):
                                           ("net", "S01")])
 def test_each_latency_scale_makes_its_sweeps_median_ratio_one_below_1_mib(key, sweep_id):
     # the fitting criterion: the median predicted/measured time over the sweep's sizes below 1 MiB is 1.0; a scale
-    # 0.05 off either way moves it by more than the tolerance (the latency is most of the time there)
-    points = _sweep_points(sweep_id, 0, 2**20)
+    # 0.05 off either way moves it by more than the tolerance (the latency is most of the time there). The scales
+    # were fitted with the host thread's floor left out (calibration.TUNER_LATENCY_SCALE's notes say so)
+    points = _sweep_points(sweep_id, 0, 2**20, host_floor=False)
     assert len(points) >= 5 and all(r.in_sample for r in points)
     assert statistics.median(r.predicted / r.measured for r in points) == pytest.approx(1.0, abs=0.025)
 
@@ -106,8 +112,33 @@ def test_pci_latency_is_nccls_own_and_matches_pcie_out_of_sample():
 
     assert cal.TUNER_LATENCY_SCALE["pci"].value == 1.0
     by_id = {r.case_id: r for r in validate()}
-    for case_id in ("C41", "P01s"):
-        assert not by_id[case_id].in_sample and abs(by_id[case_id].error) < 0.10
+    assert not by_id["C41"].in_sample and abs(by_id["C41"].error) < 0.10
+    # P01s ran 8 GPUs from one process: the host floor (fitted on a DGX A100's EPYC Rome) sets it, and its EPYC
+    # Turin launches faster, so the model is high there; still within the small-message target's factor 1.5
+    assert not by_id["P01s"].in_sample and 1.0 < by_id["P01s"].factor < 1.5
+
+
+def test_host_launch_per_gpu_is_the_line_through_the_origin_of_nccl_tests_123():
+    rows = read_bundled_csv("dgxa100_ring_small_msg_latency_vs_gpus.csv")[0]
+    g = [int(r["n_gpus"]) for r in rows]
+    t = [float(r["measured_us"]) * 1e-6 for r in rows]
+    slope = sum(x * y for x, y in zip(g, t)) / sum(x * x for x in g)
+    assert cal.HOST_LAUNCH_PER_GPU_S.value == pytest.approx(slope, rel=0.005)
+
+
+def test_single_process_sweeps_share_one_floor_across_collectives():
+    # the evidence that the small-message floor of nccl-tests -g N is the host's: all_reduce (2(n-1) steps),
+    # all_gather and reduce_scatter (n-1) take the same time below 16 KiB in one run
+    from statistics import median
+
+    rows = read_bundled_csv("nccl_log_sweeps.csv")[0]
+
+    def floor(log):
+        return median(float(r["time_us"]) for r in rows if r["log"] == log and 64 <= int(r["bytes"]) <= 16384)
+
+    for run in (("S08", "S09", "S10"), ("S11", "S12", "S13")):
+        floors = [floor(log) for log in run]
+        assert max(floors) / min(floors) < 1.10, (run, floors)
 
 
 def test_nvls_fill_minimises_the_mean_error_of_the_h200_v5_mid_band(monkeypatch):

@@ -47,6 +47,10 @@ def register(subparsers) -> None:
     cost.add_argument("--protocol", default="auto", help=f"auto (default) or one of {', '.join(PROTOCOLS)}")
     cost.add_argument("--launch", default="eager", choices=LAUNCH_MODES,
                       help="eager (default: one launch per call, as nccl-tests without -G) or graph (CUDA graph)")
+    cost.add_argument("--gpus-per-thread", type=int_arg("GPUs per host thread", 1), default=1,
+                      help="GPUs one host thread launches on per call: 1 (default: one process per GPU, as torchrun "
+                           "and mpirun ... -g 1) or N as nccl-tests -g N in one process, whose launches then set a "
+                           "floor on the time with eager launch")
     cost.add_argument("--nccl-version", default=".".join(map(str, DEFAULT_NCCL_VERSION)),
                       help="the NCCL release whose tuner to follow (default %(default)s): NVLS from 2.17, PAT from "
                            "2.23, LL128 per architecture")
@@ -87,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
                              gpus_per_uplink=args.gpus_per_uplink, pcie_link=args.pcie_link or "pcie4",
                              inter_socket=args.inter_socket, gpu=args.gpu)
     cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, fabric=fabric, protocol=args.protocol,
-                           algorithm=args.algo, launch=args.launch, nccl_version=args.nccl_version)
+                           algorithm=args.algo, launch=args.launch, nccl_version=args.nccl_version,
+                           gpus_per_thread=args.gpus_per_thread)
     if args.json:
         extra = dict(topology=fabric.topology, mesh_size=fabric.mesh_size if fabric.topology == "mesh" else None,
                      gpus_per_uplink=fabric.gpus_per_uplink,
@@ -102,6 +107,11 @@ def run(args: argparse.Namespace) -> int:
         ("  latency part (alpha)", format_time(cost.latency_s)),
         ("  bandwidth part", format_time(cost.transfer_s)),
         (f"  launch part ({cost.launch})", format_time(cost.launch_s)),
+    ]
+    if cost.host_floor_s:
+        bound = "sets the time" if cost.host_floor_s >= cost.time_s else "below the GPUs' time"
+        rows.append((f"  host thread floor ({args.gpus_per_thread} GPUs, {bound})", format_time(cost.host_floor_s)))
+    rows += [
         ("algbw", f"{cost.algbw_bytes_per_s / 1e9:.2f} GB/s"),
         ("busbw", f"{cost.busbw_bytes_per_s / 1e9:.2f} GB/s"),
         ("algorithm", cost.algorithm),

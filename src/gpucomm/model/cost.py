@@ -219,6 +219,10 @@ class CollectiveCost:
     launch_s: float = 0.0
     """The launch part of ``time_s`` (:data:`LAUNCH_MODES`); 0 for the alpha-beta algorithms, whose latency holds it."""
     launch: str = "eager"
+    host_floor_s: float = 0.0
+    """What one host thread takes to launch the call on all the GPUs it drives (``gpus_per_thread`` x
+    :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S`, eager launch, more than one GPU per thread);
+    ``time_s`` is at least this. 0 with one GPU per process or a CUDA graph."""
     nccl_version: str = ""
     """The NCCL release followed (``"2.30.7"``), empty where the time is not NCCL's estimate."""
     nccl_time_s: float | None = None
@@ -555,7 +559,7 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
 
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: Fabric | str | Link,
                     algorithm: str = "auto", protocol: str = "auto", launch: str = "eager",
-                    nccl_version: tuple | str = DEFAULT_NCCL_VERSION) -> CollectiveCost:
+                    nccl_version: tuple | str = DEFAULT_NCCL_VERSION, gpus_per_thread: int = 1) -> CollectiveCost:
     """Predict time, algbw and busbw of one collective.
 
     Parameters
@@ -588,6 +592,11 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     nccl_version : tuple or str
         NCCL release followed (default :data:`~gpucomm.model.nccl_fabric.DEFAULT_NCCL_VERSION`): which
         algorithms and protocols exist and are enabled (NVLS from 2.17, PAT from 2.23, LL128 per architecture).
+    gpus_per_thread : int
+        GPUs whose collectives one host thread launches on every call, 1 to 72: nccl-tests ``-g N`` in one
+        process drives N; one process per GPU (``torchrun``, ``mpirun ... -g 1``) drives 1 (default). With eager
+        launch and more than one, back-to-back calls take at least ``gpus_per_thread`` x
+        :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S` (a fit; ``host_floor_s``).
 
     Returns
     -------
@@ -628,6 +637,8 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         raise GpucommError(f"unknown protocol {protocol!r}: expected auto or one of {', '.join(PROTOCOLS)}")
     if launch not in LAUNCH_MODES:
         raise GpucommError(f"unknown launch mode {launch!r}: expected one of {', '.join(LAUNCH_MODES)}")
+    if isinstance(gpus_per_thread, bool) or not isinstance(gpus_per_thread, int) or not 1 <= gpus_per_thread <= 72:
+        raise GpucommError(f"gpus_per_thread {gpus_per_thread!r}: expected an integer from 1 to 72")
     nccl_version = parse_nccl_version(nccl_version)
     fabric = as_fabric(fabric)
     if n % fabric.num_nodes:
@@ -685,13 +696,17 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     time_s = latency_s + transfer_s + launch_s
     if time_s <= 0:  # one rank, nothing to move: NCCL still launches a kernel
         latency_s = time_s = cal.LL_BASE_LATENCY_S.value
+    # one thread launching on several GPUs: back-to-back calls are paced by the slower of the thread and the GPUs
+    host_floor_s = gpus_per_thread * cal.HOST_LAUNCH_PER_GPU_S.value if launch == "eager" and gpus_per_thread > 1 \
+        else 0.0
+    time_s = max(time_s, host_floor_s)
     algbw = size / time_s
     factor = busbw_factor(collective, n)
     return CollectiveCost(
         collective=collective, algorithm=algo, protocol=proto, link=fabric.link.key, p2p=fabric.p2p, num_ranks=n,
         msg_bytes=size, time_s=time_s, latency_s=latency_s, transfer_s=transfer_s, bus_bytes=size * factor,
         algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * factor, num_nodes=fabric.num_nodes,
-        launch_s=launch_s, launch=launch, nccl_version=".".join(map(str, nccl_version)) if uses_nccl else "",
+        launch_s=launch_s, launch=launch, host_floor_s=host_floor_s, nccl_version=".".join(map(str, nccl_version)) if uses_nccl else "",
         nccl_time_s=nccl_time, num_channels=channels, alternatives=alternatives, note=note,
     )
 

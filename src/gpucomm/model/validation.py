@@ -72,6 +72,7 @@ class Case:
     collective: str = "all_reduce"
     algorithm: str = "auto"
     nccl_version: str | None = None  # overrides the release cases.csv states (None: that one, else the model's default)
+    gpus_per_thread: int = 1  # GPUs one process drove (nccl-tests -g); see collective_cost
 
 
 CASES = (
@@ -145,17 +146,22 @@ CASES = (
          make_fabric("nvlink4", num_nodes=2, network="eth_200g", nics_per_node=4), collective="all_gather",
          why="GPUDirect-TCPX, the first generation of Google's TCP transport: it reaches about half of what the "
              "network efficiency (fitted on its successor TCPXO, C08) gives"),
-    Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", make_fabric("nvlink3"), algorithm="ring"),
+    Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", make_fabric("nvlink3"), algorithm="ring",
+         gpus_per_thread=8, in_sample=True,
+         why="one process drives the 8 GPUs (-g 8): the host thread's launch cost per GPU is fitted on this case's "
+             "sweep over 2..8 GPUs (calibration.HOST_LAUNCH_PER_GPU_S)"),
     Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3"),
          why="NCCL's own PCI step latency (the NVLink latency scale is not applied to PCIe)"),
     Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", make_fabric("pcie4", p2p=False),
-         in_sample=True, why="the host-memory latency scale is fitted on this case"),
+         gpus_per_thread=8, in_sample=True, why="the host-memory latency scale is fitted on this case"),
     Case("C29", "small_latency", "time", "2x DGX Spark over one 200 Gb/s RoCE link, 8 KiB",
          make_fabric("nvlink5", num_nodes=2, network="eth_200g"),
          why="the network latency scale is fitted on 8-GPU H100 nodes with InfiniBand NDR (sweep S01); this pair of "
              "DGX Spark over one RoCE link is 1.8x slower at 8 KiB than it gives, with the same NCCL network row"),
     Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", make_fabric("pcie5"), measured=25.47,
-         msg_bytes=8, why="as C41: NCCL's PCI step latency (1 us per LL step)"),
+         msg_bytes=8, gpus_per_thread=8,
+         why="one process drives the 8 GPUs (-g 8); its host (EPYC Turin) launches faster than the DGX A100's the "
+             "floor per GPU is fitted on"),
     Case("C08s", "small_latency", "time", "2 nodes x 8 H100 over GPUDirect-TCPXO, 8 B",
          make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
          in_sample=True, why="TCPXO moves data through a host-side TCP stack: its per-step latency is fitted on this "
@@ -207,7 +213,7 @@ def _predict(c: Case) -> Result:
     size = c.msg_bytes or int(row["bytes"])
     version = c.nccl_version or _stated_version(row.get("nccl_version", "")) or DEFAULT_NCCL_VERSION
     cost = collective_cost(c.collective, size, num_ranks=n, fabric=c.fabric, algorithm=c.algorithm,
-                           nccl_version=version)
+                           nccl_version=version, gpus_per_thread=c.gpus_per_thread)
     if c.metric == "busbw":
         measured = c.measured if c.measured is not None else float(row["busbw_GBps"])
         predicted = cost.busbw_bytes_per_s / 1e9
@@ -241,6 +247,7 @@ class Sweep:
     fitted_why: str = ""
     why: str = ""  # what is uncertain about the system or the model inputs
     disturbed: str = ""  # non-empty: why the run does not show NCCL's behaviour; reported, left out of the targets
+    gpus_per_thread: int = 1  # GPUs one process drove (nccl-tests -g N: N; mpirun/torchrun: 1)
 
 
 LOG_SWEEPS_CSV = "nccl_log_sweeps.csv"
@@ -253,7 +260,7 @@ SWEEPS = (
     Sweep("Azure A100x8", "Azure ND A100 v4, 8x A100 SXM4 (NVSwitch), page-quoted busbw",
           "azure_a100_allreduce_busbw.csv", make_fabric("nvlink3"), "2.18.5", min_bytes=1024,
           fitted_below_bytes=64 * 2**20,
-          fitted_why="the NVLink 3 latency scale and the ring pipeline-fill fraction are fitted on this sweep below 64 MiB"),
+          fitted_why="the NVLink 3 latency scale and the ring pipeline-fill fraction are fitted on this sweep below 64 MiB", gpus_per_thread=8),
     Sweep("H200x8", "8x H200 SXM (NVSwitch), torch.distributed all_reduce", "mleng_8xH200_torch_allreduce.csv",
           make_fabric("nvlink4"), "2.27.7", min_bytes=32 * 2**10),
     Sweep("S01", "2 nodes x 8 H100 SXM (HGX), 8x 400 Gb/s InfiniBand", "nccl_logs/S01.txt",
@@ -276,32 +283,67 @@ SWEEPS = (
           system_fabric("dgx_h200"), "2.20.5", min_bytes=1024, fitted_below_bytes=64 * 2**20,
           fitted_why="the NVLink 4 latency scale is fitted below 1 MiB, the NVLS pipeline fill from 1 to 64 MiB",
           why="the page quotes one busbw per size (in-place) labelled NVLS; NCCL picks NVLS only for large sizes, "
-              "so the model's own choice (auto) is compared"),
+              "so the model's own choice (auto) is compared", gpus_per_thread=8),
     Sweep("S05", "Azure ND GB200 v6, 4x GB200 (one VM of an NVL72), ring, page-quoted busbw",
           "azure_nd_gb200_v6_allreduce_busbw.csv", system_fabric("gb200_nvl72"), "2.25.1", algorithm="ring",
           min_bytes=1024, fitted_below_bytes=2**20,
           fitted_why="the NVLink 5 latency scale is fitted on this sweep below 1 MiB",
           why="ranks not stated: 4 assumed (one ND GB200 v6 VM); the page says the Ring algorithm, which the model "
-              "is forced to"),
+              "is forced to", gpus_per_thread=4),
     Sweep("S06", "8x RTX 4090, PCIe 4.0, no P2P (stock driver), dual EPYC 7542", "nccl_logs/S06.txt",
           make_fabric("pcie4", p2p=False, inter_socket="xgmi_zen2"), None,
           why="NCCL release not stated (the model's default tuner); no PCIe switch, one GPU per root port and NUMA "
               "node (NPS4), so every staged copy crosses the host, half of them the socket link: the catalog's "
               "pcie_8x_rtx4090 is an Intel host, this one AMD Rome (xgmi_zen2). The host-memory path's rate on "
-              "this host (memory, Infinity Fabric) is not measured"),
+              "this host (memory, Infinity Fabric) is not measured", gpus_per_thread=8),
     Sweep("S07", "8x RTX 4090, PCIe 4.0, P2P (tinygrad driver), dual EPYC 7542", "nccl_logs/S07.txt",
           make_fabric("pcie4", inter_socket="xgmi_zen2"), None,
           why="NCCL release not stated; P2P through a patched driver (BAR1 P2P, IOMMU off), same host as S06: "
               "cudaMemcpyPeer 25 GB/s each way within a socket, 20-22 GB/s across, which the ring's cross-socket "
               "hops run at; the model takes the PCIe P2P efficiency fitted on RTX PRO 6000 behind PCIe switches. One "
               "process drives the 8 GPUs (-g 8): below 64 KiB its times equal S06's although P2P cuts a hop from "
-              "11.6 us to 1.2 us (the post's p2pBandwidthLatencyTest), so they are likely the host thread's 8 "
-              "launches, which the model does not add"),
+              "11.6 us to 1.2 us (the post's p2pBandwidthLatencyTest), so they are the host thread's 8 launches; "
+              "the host floor per GPU, fitted on a DGX A100 (EPYC Rome 7742), is below this EPYC 7542's", gpus_per_thread=8),
+    Sweep("S08", "8x A100 SXM4 40GB (NVSwitch), all_reduce, one process (-g 8)", "nccl_logs/S08.txt",
+          system_fabric("dgx_a100"), None, min_bytes=8,
+          why="Microsoft SuperBench's test fixture (2021): NCCL release not stated (the model's default tuner); the "
+              "machine type is not named (8x A100 SXM4 in one box: an HGX A100 board); one process drives the 8 "
+              "GPUs (-g 8), whose launches set the floor below 256 KiB", gpus_per_thread=8),
+    Sweep("S09", "8x A100 SXM4 40GB (NVSwitch), all_gather, one process (-g 8)", "nccl_logs/S09.txt",
+          system_fabric("dgx_a100"), None, collective="all_gather", min_bytes=8,
+          why=f"the same run as S08 (NCCL release not stated, -g 8); sizes are {_ALL_GATHER_SIZE}", gpus_per_thread=8),
+    Sweep("S10", "8x A100 SXM4 40GB (NVSwitch), reduce_scatter, one process (-g 8)", "nccl_logs/S10.txt",
+          system_fabric("dgx_a100"), None, collective="reduce_scatter", min_bytes=8,
+          why="the same run as S08 (NCCL release not stated, -g 8); sizes are nccl-tests' size column: each rank's "
+              "input buffer, ranks x its output", gpus_per_thread=8),
+    Sweep("S11", "4 of 8x H100 SXM (NVSwitch), all_reduce, one process (-g 4)", "nccl_logs/S11.txt",
+          system_fabric("dgx_h100"), "2.29.2", min_bytes=8,
+          why="four GPUs of an HGX H100 (two on each socket) in a container; one process drives them (-g 4)", gpus_per_thread=4),
+    Sweep("S12", "4 of 8x H100 SXM (NVSwitch), all_gather, one process (-g 4)", "nccl_logs/S12.txt",
+          system_fabric("dgx_h100"), "2.29.2", collective="all_gather", min_bytes=8,
+          why=f"the same box and command as S11; sizes are {_ALL_GATHER_SIZE}", gpus_per_thread=4),
+    Sweep("S13", "4 of 8x H100 SXM (NVSwitch), reduce_scatter, one process (-g 4)", "nccl_logs/S13.txt",
+          system_fabric("dgx_h100"), "2.29.2", collective="reduce_scatter", min_bytes=8,
+          why="the same box and command as S11; sizes are nccl-tests' size column: each rank's input buffer", gpus_per_thread=4),
+    Sweep("S14", "2 nodes x 8 A100 SXM4 40GB (OCI BM.GPU4.8), RoCE", "nccl_logs/S14.txt",
+          system_fabric("dgx_a100", num_nodes=2, network="eth_200g"), None,
+          why="OCI's 16 x 100 Gb/s RoCE ports per node are modelled as 8 x 200 Gb/s RoCE (the same 25 GB/s per GPU); "
+              "NCCL release not printed (the job's image names 2.19.3; the model's default tuner is used); one GPU "
+              "per process (mpirun)"),
+    Sweep("S15", "8x H100 SXM (NVSwitch), all_to_all, 32 MiB-16 GiB", "nccl_logs/S15.txt",
+          system_fabric("dgx_h100"), "2.29.2", collective="all_to_all",
+          why="all_to_all is outside NCCL's tuner (send/recv to every peer): the model's alpha-beta form, whose "
+              "Simple latency is a fitted intercept; NCCL sends with LL only up to 16 KiB per peer and channel "
+              "(NCCL_P2P_LL_THRESHOLD, src/enqueue.cc), which the alpha-beta choice does not follow; one GPU per "
+              "process"),
 )
 """Every bundled sweep compared size by size. Fits used the Azure A100 and H200 v5 sweeps below 64 MiB and the
 GB200 and 2-node H100 sweeps below 1 MiB (each sweep's ``fitted_why``); the 8x H200 torch sweep, the 4-node H100
-sweep, the B200 all_gather and the 8x RTX 4090 PCIe sweeps (S06 without P2P, S07 with) are wholly out of sample, as
-are every sweep's sizes from 64 MiB."""
+sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps (S06 without P2P, S07 with) and the sweeps added last
+(S08-S15: 8x A100 and 4x H100 all_reduce, all_gather and reduce_scatter, 2 nodes of 8x A100 over RoCE, 8x H100
+all_to_all) are wholly out of sample, as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's
+header says (nccl-tests ``nGpus``) or, for a page without one, the command that produced it (the Azure guide runs
+``-g`` with every GPU of the VM)."""
 
 
 def log_sweep_names() -> list[str]:
@@ -335,7 +377,7 @@ def _sweep(s: Sweep) -> list[Result]:
         if size < s.min_bytes:
             continue
         cost = collective_cost(s.collective, size, num_ranks=n, fabric=s.fabric, algorithm=s.algorithm,
-                               nccl_version=s.nccl_version or DEFAULT_NCCL_VERSION)
+                               nccl_version=s.nccl_version or DEFAULT_NCCL_VERSION, gpus_per_thread=s.gpus_per_thread)
         # a log gives the time as printed; a page quoting busbw alone gives it through nccl-tests' busbw factor
         measured_us = float(r["time_us"]) if r.get("time_us") else \
             size * busbw_factor(s.collective, n) / (busbw * 1e9) * 1e6

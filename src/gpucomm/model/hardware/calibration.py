@@ -171,8 +171,9 @@ TUNER_LATENCY_SCALE = {
         "tuner_latency_scale_pci", 1.0, "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
         "Not a fit: NCCL's own PCI row (1 us per LL step) already matches PCIe P2P measurements, out of sample: "
-        "8x RTX 5090 at 8 B, 25.5 us measured against 24.1 us (case P01s); 4x V100 behind a PCIe switch at 4 KiB, "
-        "19.4 us against 18.1 us (case C41). The NVLink scale would double both."),
+        "4x V100 behind a PCIe switch at 4 KiB in a CUDA graph, 19.4 us against 18.1 us (case C41); 8x RTX 5090 "
+        "at 8 B, 25.5 us measured against 24.1 us for the GPUs (case P01s, whose single process adds the host "
+        "floor, HOST_LAUNCH_PER_GPU_S). The NVLink scale would double both."),
     "shm": Parameter(
         "tuner_latency_scale_shm", 2.0, "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl/issues/1530",
@@ -190,7 +191,11 @@ TUNER_LATENCY_SCALE = {
 }
 """A fit per transport of the collective's hops (NVLink, PCIe P2P, host memory, network): the multiple of NCCL's
 tuner latency that measured small-message times show. The scale applies to the latency term only; NCCL's choice
-is made on its unscaled estimate, as NCCL does."""
+is made on its unscaled estimate, as NCCL does. The single-node fits (NVLink 3-5, host memory) were made on runs in
+which one process drove every GPU, with every time taken as the GPUs' (the host floor,
+:data:`HOST_LAUNCH_PER_GPU_S`, left out of the fit): where that floor was what those runs measured, the scale
+overstates NCCL's latency, which the out-of-sample runs with one process per GPU (8x H200 torch.distributed, the
+multi-node sweeps) check."""
 
 PIPELINE_FILL_FRACTION = Parameter(
     "pipeline_fill_fraction", 0.35, "fraction of one protocol step per ring hop",
@@ -229,6 +234,19 @@ LAUNCH_S = {
 }
 """Launch term per call by launch mode, added to NCCL's estimate (which has none)."""
 
+HOST_LAUNCH_PER_GPU_S = Parameter(
+    "host_launch_per_gpu_s", 4.24e-6, "s per GPU per call",
+    "https://github.com/NVIDIA/nccl-tests/issues/123",
+    "A fit. One host thread that launches a collective on each of g GPUs (nccl-tests -g g in one process) spends "
+    "about this much per GPU per call; back-to-back calls then take at least g times it, whatever the GPUs do. "
+    "Least-squares line through the origin of nccl-tests issue #123's DGX A100 times against the GPUs one process "
+    "drives (2..8 GPUs: 10 to 33.7 us; case C22, in-sample). That the floor is the host's, not the ring's steps: in "
+    "single-process sweeps all_reduce, all_gather and reduce_scatter share one small-message floor although their "
+    "step counts differ twofold (sweeps S08-S10 on 8x A100, S11-S13 on 4x H100), and an 8x RTX 4090 host has the same "
+    "floor staged through host memory and with P2P (S06, S07). It depends on the CPU: single-process floors of "
+    "other hosts give 3.2 (EPYC Turin, case P01s) to 5.8 us (sweep S11) per GPU. Not in NCCL's tuner; a CUDA graph "
+    "(-G) or one process per GPU removes it.")
+
 
 def link_efficiency(link_key: str, link_kind: str, *, p2p: bool = True) -> Parameter:
     """The large-message efficiency that applies to a GPU link: what fraction of its nominal rate a ring delivers.
@@ -260,10 +278,11 @@ def all_parameters() -> list[Parameter]:
     -------
     list of Parameter
         Each module-level :class:`Parameter` once, the per-link dicts' entries included
-        (:data:`RING_EFFICIENCY`, :data:`NVLS_MIN_RANKS`, :data:`TUNER_LATENCY_SCALE`, :data:`LAUNCH_S`).
+        (:data:`RING_EFFICIENCY`, :data:`NVLS_MIN_RANKS`, :data:`TUNER_LATENCY_SCALE`, :data:`LAUNCH_S`), and
+        :data:`HOST_LAUNCH_PER_GPU_S`.
     """
     return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
             LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
             NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S,
             *TUNER_LATENCY_SCALE.values(), PIPELINE_FILL_FRACTION, NVLS_CHUNK_BYTES, NVLS_PIPELINE_FILL_CHUNKS,
-            *LAUNCH_S.values()]
+            *LAUNCH_S.values(), HOST_LAUNCH_PER_GPU_S]
