@@ -122,7 +122,9 @@ def test_training_tp_all_reduces_carry_one_micro_batch_each():
 def test_pipeline_across_nodes_pays_the_network_at_the_stage_boundary():
     inside = step_comm("llama-3-70b", "pp", num_gpus=8, fabric="nvlink4")
     across = step_comm("llama-3-70b", "pp", num_gpus=16, fabric=make_fabric("nvlink4", num_nodes=2, network="ib_ndr"))
-    assert across.volume_bytes == inside.volume_bytes and across.time_s > 5 * inside.time_s
+    # one send to the next stage: inside the node it runs on a few of NCCL's channels (nccl_p2p), across nodes on
+    # one NIC, still several times slower
+    assert across.volume_bytes == inside.volume_bytes and across.time_s > 2 * inside.time_s
     fsdp = step_comm("llama-3-70b", "fsdp", num_gpus=16, fabric=make_fabric("nvlink4", num_nodes=2, network="ib_ndr"))
     assert fsdp.time_s > step_comm("llama-3-70b", "fsdp", num_gpus=8, fabric="nvlink4").time_s
 

@@ -49,7 +49,14 @@ from gpucomm.model.collectives import REGISTRY, busbw_factor, check_collective, 
 from gpucomm.model.fabric import Fabric, as_fabric, make_fabric
 from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link
 from gpucomm.model.hardware import calibration as cal
-from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION, comm_and_table, delivered_bw_bytes_per_s, parse_nccl_version
+from gpucomm.model.nccl_fabric import (
+    DEFAULT_NCCL_VERSION,
+    comm_and_table,
+    delivered_bw_bytes_per_s,
+    p2p_nvlinks,
+    parse_nccl_version,
+)
+from gpucomm.model.nccl_p2p import p2p_plan
 
 ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "nvls_tree", "collnet_direct",
               "collnet_chain", "pat", "hierarchical")
@@ -375,6 +382,44 @@ def _single_node_cost(collective: str, size: int, n: int, fabric: Fabric, algori
     return algorithm, best, *costs[best]
 
 
+P2P_COLLECTIVES = ("all_to_all", "send_recv")
+"""The collectives NCCL runs as point-to-point sends and receives (outside its tuner): :func:`_p2p_cost` inside a node."""
+
+P2P_NOTE = ("NCCL's point-to-point path (a send and a receive per peer, all at once; outside its tuner): channels and "
+            "protocol by NCCL's rules (src/enqueue.cc, nccl_p2p), latency NCCL's Ring row for one step x the "
+            "transport's fitted scale, the link's delivered bandwidth on the channels in use, launch")
+"""``CollectiveCost.note`` of :func:`_p2p_cost`."""
+
+
+def _p2p_cost(collective: str, size: int, n: int, fabric: Fabric, protocol: str,
+              nccl_version: tuple) -> tuple[str, str, float, float]:
+    """all_to_all and send_recv inside a node as NCCL runs them: one send and one receive per peer, all at once.
+
+    :func:`gpucomm.model.nccl_p2p.p2p_plan` gives each operation its channels and protocol (LL up to 16 KiB per
+    channel, Simple above). The channels in use, all the peers' together, move data at most at the link's
+    delivered bandwidth (:func:`per_gpu_bw_bytes_per_s`; LL at ``LL_BW_FRACTION`` of it), each at most at the rate
+    one channel reaches in NCCL's ring (that bandwidth over ``comm->nChannels``): one send to one peer uses a few
+    channels, so it gets a share of the link.
+    The latency is NCCL's tuner row for one Ring step (base + one hop, ``tuning.cc``: every peer is one hop away)
+    times the transport's fitted scale (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`). Returns
+    (algorithm, protocol, latency_s, transfer_s); ``ring`` is the collective's one algorithm key."""
+    comm, _ = comm_and_table(fabric, n, nccl_version)
+    peers, peer_bytes = (n - 1, size / n) if collective == "all_to_all" else (1, size)
+    nvlinks = p2p_nvlinks(fabric, n)
+    plan = p2p_plan(peer_bytes, num_ranks=n, comm_channels=comm.num_channels, nvlinks=nvlinks)
+    proto = plan.protocol if protocol == "auto" else protocol
+    if proto not in ("LL", "Simple"):
+        raise GpucommError(f"protocol {protocol!r} for {collective}: NCCL's send/recv run LL or Simple; expected one "
+                           "of auto, LL, Simple")
+    _, wire = _steps_and_wire("ring", collective, size, n)
+    share = min(1.0, plan.channels * peers / comm.num_channels)
+    bw = per_gpu_bw_bytes_per_s(fabric, n) * share * (cal.LL_BW_FRACTION.value if proto == "LL" else 1.0)
+    p = nt.PROTOCOLS.index(proto)
+    hop = nt.HW_LATENCY_US["nvlink" if nvlinks else "pci"]["ring"][p]
+    scale = cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph("ring"))].value
+    return "ring", proto, (nt.BASE_LATENCY_US["ring"][p] + hop) * 1e-6 * scale, wire / bw
+
+
 def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tuple[str, str, float, float]:
     """all_reduce across nodes: intra-node reduce-scatter, inter-node ring all_reduce of S/g per GPU,
     intra-node all-gather, pipelined (NCCL streams chunks, so the slower stage sets the pace). One protocol
@@ -677,6 +722,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         if algorithm in ("auto", "ring"):
             options.append(_ring_across_nodes_cost(collective, size, n, fabric, protocol))
         algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
+    elif collective in P2P_COLLECTIVES and algorithm in ("auto", "ring"):
+        algo, proto, latency_s, transfer_s = _p2p_cost(collective, size, n, fabric, protocol, nccl_version)
+        launch_s, note = cal.LAUNCH_S[launch].value, P2P_NOTE
     else:
         if algorithm == "auto":
             nvls_min = cal.NVLS_MIN_RANKS.get(fabric.link.key)
@@ -687,7 +735,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
             candidates = [algorithm]
         options = [_single_node_cost(collective, size, n, fabric, a, protocol) for a in candidates]
         algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
-    if not uses_nccl and latency_s > 0:
+    if not uses_nccl and note != P2P_NOTE and latency_s > 0:
         # the alpha-beta latencies were fitted on eagerly launched calls: the eager launch is split out of them, so
         # that a CUDA graph lowers these algorithms' time as it lowers NCCL's
         eager_s = cal.LAUNCH_S["eager"].value

@@ -125,6 +125,28 @@ def _nvlink_count(fabric: Fabric) -> int:
     return max(1, round(fabric.link.bw_bytes_per_s / 1e9 / per_link))
 
 
+def p2p_nvlinks(fabric: Fabric, gpus_per_node: int) -> int | None:
+    """NVLinks on the path between two GPUs of one node, as NCCL's point-to-point channel rule counts them.
+
+    Parameters
+    ----------
+    fabric : Fabric
+        How the GPUs are connected.
+    gpus_per_node : int
+        GPUs of the node taking part, >= 1.
+
+    Returns
+    -------
+    int or None
+        Through an NVSwitch each GPU's NVLinks; in a mesh its links to one peer; a bridged pair's bridge links for
+        2 GPUs. None where the path is PCIe or host memory (no P2P, or pairs of bridged cards beyond 2 GPUs).
+    """
+    if not fabric.p2p or fabric.link.kind != "nvlink" or (fabric.topology == "pairs" and gpus_per_node > 2):
+        return None
+    links = _nvlink_count(fabric)
+    return max(1, links // (fabric.mesh_size - 1)) if fabric.topology == "mesh" else links
+
+
 def _pcie_gen(key: str) -> int:
     return int(key.removeprefix("pcie"))
 

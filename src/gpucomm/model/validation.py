@@ -333,10 +333,10 @@ SWEEPS = (
               "per process (mpirun)"),
     Sweep("S15", "8x H100 SXM (NVSwitch), all_to_all, 32 MiB-16 GiB", "nccl_logs/S15.txt",
           system_fabric("dgx_h100"), "2.29.2", collective="all_to_all",
-          why="all_to_all is outside NCCL's tuner (send/recv to every peer): the model's alpha-beta form, whose "
-              "Simple latency is a fitted intercept; NCCL sends with LL only up to 16 KiB per peer and channel "
-              "(NCCL_P2P_LL_THRESHOLD, src/enqueue.cc), which the alpha-beta choice does not follow; one GPU per "
-              "process"),
+          why="all_to_all is outside NCCL's tuner (a send and a receive per peer): the model follows NCCL's "
+              "point-to-point rules (nccl_p2p: channels per peer, Simple above 16 KiB per channel) with the ring's "
+              "delivered NVLink bandwidth, which all_to_all does not quite reach (348 GB/s busbw at 16 GiB); one GPU "
+              "per process"),
 )
 """Every bundled sweep compared size by size. Fits used the Azure A100 and H200 v5 sweeps below 64 MiB and the
 GB200 and 2-node H100 sweeps below 1 MiB (each sweep's ``fitted_why``); the 8x H200 torch sweep, the 4-node H100

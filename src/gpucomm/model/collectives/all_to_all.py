@@ -23,7 +23,8 @@ COLLECTIVE = Collective(
     busbw_factor=_busbw_factor,
     busbw_source="nccl-tests src/alltoall.cu, AlltoAllGetBw",
     algorithms=(
-        Algorithm("ring", "n-1 rounds of exchanges, one peer per round", lambda n: n - 1,
+        Algorithm("ring", "n-1 exchanges, one per peer (NCCL posts them all at once: a send and a receive per peer, "
+                  "gpucomm.model.nccl_p2p)", lambda n: n - 1,
                   lambda s, n: s * _busbw_factor(n), f"pairwise exchange, {THAKUR_2005}"),
     ),
 )

@@ -84,8 +84,9 @@ SIMPLE_LATENCY_S = Parameter(
     "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
     "Intercept of the alpha-beta fit for the Simple protocol (not a start-up latency: it stands for the channel ramp "
     "and pipeline fill that a line through mid sizes absorbs), used only by the algorithms NCCL does not run (one_shot, "
-    "two_shot, rhd) and the explicit hierarchical schedule: the median of t - S_bus/B_peak over 16 MiB..1 GiB of the "
-    "Azure ND A100 v4 8-GPU busbw sweep (case C17), with B_peak its 8 GiB busbw. In Hockney's terms alpha = n_1/2 / B: "
+    "two_shot, rhd), the explicit hierarchical schedule and all_to_all/send_recv across nodes: the median of "
+    "t - S_bus/B_peak over 16 MiB..1 GiB of the Azure ND A100 v4 8-GPU busbw sweep (case C17), with B_peak its 8 GiB "
+    "busbw. In Hockney's terms alpha = n_1/2 / B: "
     "the message size at which half the peak busbw is reached is alpha x B (~40 MB on A100). NCCL's tuner assumes "
     "far less (8.4 us base, src/graph/tuning.cc), because channel ramp-up and pipelining are not in its latency term.")
 
