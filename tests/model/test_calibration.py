@@ -97,7 +97,7 @@ def _sweep_points(sweep_id, lo_bytes, hi_bytes, *, host_floor=True):
 
 
 @pytest.mark.parametrize("key,sweep_id", [("nvlink3", "Azure A100x8"), ("nvlink4", "S04"), ("nvlink5", "S05"),
-                                          ("net", "S01")])
+                                          ("net", "S01"), ("roce", "S14")])
 def test_each_latency_scale_makes_its_sweeps_median_ratio_one_below_1_mib(key, sweep_id):
     # the fitting criterion: the median predicted/measured time over the sweep's sizes below 1 MiB is 1.0; a scale
     # 0.05 off either way moves it by more than the tolerance (the latency is most of the time there). The scales

@@ -509,9 +509,12 @@ def _check_fits(fabric: Fabric, per_node: int) -> None:
 
 def _latency_transport(fabric: Fabric, graph: nt.Graph) -> str:
     """Which :data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE` row prices a collective's hops: the
-    network across nodes, host memory without P2P, else NVLink or PCIe as NCCL's graph runs them."""
+    network across nodes (RoCE apart from InfiniBand and TCPXO), host memory without P2P, else NVLink or PCIe as
+    NCCL's graph runs them."""
     if fabric.num_nodes > 1:
-        return "net"
+        from gpucomm.model.hardware.network import get_network
+
+        return "roce" if get_network(fabric.network).roce else "net"
     if not fabric.p2p:
         return "shm"
     if graph.type_intra != "NVL":

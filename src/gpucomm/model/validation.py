@@ -156,8 +156,8 @@ CASES = (
          gpus_per_thread=8, in_sample=True, why="the host-memory latency scale is fitted on this case"),
     Case("C29", "small_latency", "time", "2x DGX Spark over one 200 Gb/s RoCE link, 8 KiB",
          make_fabric("nvlink5", num_nodes=2, network="eth_200g"),
-         why="the network latency scale is fitted on 8-GPU H100 nodes with InfiniBand NDR (sweep S01); this pair of "
-             "DGX Spark over one RoCE link is 1.8x slower at 8 KiB than it gives, with the same NCCL network row"),
+         why="RoCE's latency scale is fitted on 2 nodes of 8x A100 (sweep S14); this pair of DGX Spark over one "
+             "RoCE link, one GPU per node, is 1.25x slower at 8 KiB than it gives"),
     Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", make_fabric("pcie5"), measured=25.47,
          msg_bytes=8, gpus_per_thread=8,
          why="one process drives the 8 GPUs (-g 8); its host (EPYC Turin) launches faster than the DGX A100's the "
@@ -327,7 +327,8 @@ SWEEPS = (
           system_fabric("dgx_h100"), "2.29.2", collective="reduce_scatter", min_bytes=8,
           why="the same box and command as S11; sizes are nccl-tests' size column: each rank's input buffer", gpus_per_thread=4),
     Sweep("S14", "2 nodes x 8 A100 SXM4 40GB (OCI BM.GPU4.8), RoCE", "nccl_logs/S14.txt",
-          system_fabric("dgx_a100", num_nodes=2, network="eth_200g"), None,
+          system_fabric("dgx_a100", num_nodes=2, network="eth_200g"), None, fitted_below_bytes=2**20,
+          fitted_why="the RoCE latency scale (TUNER_LATENCY_SCALE['roce']) is fitted on this sweep below 1 MiB",
           why="OCI's 16 x 100 Gb/s RoCE ports per node are modelled as 8 x 200 Gb/s RoCE (the same 25 GB/s per GPU); "
               "NCCL release not printed (the job's image names 2.19.3; the model's default tuner is used); one GPU "
               "per process (mpirun)"),

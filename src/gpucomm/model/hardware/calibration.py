@@ -187,8 +187,15 @@ TUNER_LATENCY_SCALE = {
         "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of a 2-node x 8 H100 "
         "InfiniBand NDR all_reduce sweep (NCCL 2.26.2; sweep S01, in-sample below 1 MiB). Across nodes NCCL's "
         "tuner slightly overestimates small-message time; checked out of sample on 4 nodes (sweep S02) and on 2x DGX "
-        "Spark over one RoCE link (case C29, which is 1.8x slower than this scale gives). "
+        "Spark over one RoCE link (case C29, which has its own RoCE scale). "
         "GPUDirect-TCPXO (case C08) has a ~120 us floor of its own that NCCL's network rows do not describe."),
+    "roce": Parameter(
+        "tuner_latency_scale_roce", 1.40, "multiple of NCCL's tuner latency",
+        "https://github.com/oracle-quickstart/oci-hpc-oke/blob/1402938d8c77b586e20ec9d40849e2177feef411/README.md",
+        "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of a 2-node x 8 A100 all_reduce "
+        "sweep over RoCE (OCI BM.GPU4.8; sweep S14, in-sample below 1 MiB, out of sample from 1 MiB). NCCL's tuner "
+        "gives RoCE the InfiniBand network row; measured small messages over RoCE take longer than the InfiniBand fit "
+        "gives. Out of sample: 2x DGX Spark over one 200 Gb/s RoCE link (case C29) takes 1.25x what this scale gives."),
 }
 """A fit per transport of the collective's hops (NVLink, PCIe P2P, host memory, network): the multiple of NCCL's
 tuner latency that measured small-message times show. The scale applies to the latency term only; NCCL's choice

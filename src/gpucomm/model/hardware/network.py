@@ -74,6 +74,12 @@ class NetworkLink:
     latency_s: float = 0.0
     net_device: str = "host"
 
+    @property
+    def roce(self) -> bool:
+        """RDMA verbs over Ethernet (RoCE): an Ethernet port whose transport adds no latency of its own (GPUDirect-TCPXO,
+        a TCP stack on the host, does)."""
+        return self.kind == "ethernet" and self.latency_s == 0 and self.net_device == "host"
+
 
 def _port(key, name, kind, port_gbit, *, lanes=None, typical_nic, year=None, standard, source, notes, latency_s=0.0,
           net_device="host") -> NetworkLink:
