@@ -3,17 +3,21 @@
 NCCL's tuner (:mod:`gpucomm.model.nccl_tuner`) does not price point-to-point operations: a group of sends and
 receives is split over channels and given a protocol by fixed rules, which this module follows (NCCL v2.30.7-1):
 
-- channels per peer (``ncclTopoGetNchannels``, ``src/graph/paths.cc:920-940``): twice the NVLinks of the path
-  between the two GPUs (``2 * path->bw / ncclTopoNVLinkBw``), 2 over PCIe; the minimum over the peers, rounded up
-  to a power of two and capped at the p2p channel count, itself ``comm->nChannels`` rounded up to a power of two
-  (``ncclTopoComputeP2pChannels``, ``paths.cc:977-1004``);
-- the channels of one operation (``addP2pToPlan``, ``src/enqueue.cc:909-929``): at most ``nChannelsMin`` (the
-  per-peer count halved until every peer fits in the p2p channels, ``enqueue.cc:1143-1146``), no more than one
-  per ``P2P_CHUNKSIZE / 8`` bytes, doubled while a part exceeds 32 chunks;
+- channels per peer: ``ncclTopoGetNchannels`` (``src/graph/paths.cc:933-939``) gives twice the NVLinks of the
+  path between two GPUs (``2 * std::max(1, (int)(path->bw / nvlBw))`` for ``PATH_NVL``/``PATH_NVB``), 2 otherwise;
+  ``ncclTopoComputeP2pChannelsPerPeer`` (``paths.cc:961-975``) takes the minimum over the peers, and
+  ``ncclTopoComputeP2pChannels`` (``paths.cc:977-1004``) rounds it up to a power of two, capped at the p2p channel
+  count: ``comm->nChannels`` rounded up to a power of two, at most ``MAXCHANNELS`` (and the work-argument limit,
+  64 by default, ``paths.cc:991``);
+- the channels of one operation (``addP2pToPlan``, ``src/enqueue.cc:909-929``): to start, ``nChannelsMin`` (the
+  per-peer count halved until every peer fits in the p2p channels, ``enqueue.cc:1143-1146``) but no more than one
+  per ``P2P_CHUNKSIZE / 8`` bytes; then doubled, up to the per-peer count, while a part exceeds 32 chunks (the
+  single-node bounds, ``enqueue.cc:919-920``);
 - the protocol (``enqueue.cc:932``): LL while the operation's bytes are at most its channels x
   ``NCCL_P2P_LL_THRESHOLD`` (16 KiB, ``enqueue.cc:859``), Simple above;
-- the chunk (``src/init.cc:816-838``): ``NCCL_P2P_NVL_CHUNKSIZE`` 512 KiB over NVLink, ``NCCL_P2P_PCI_CHUNKSIZE``
-  128 KiB over PCIe.
+- the chunk (``src/init.cc:818-820`` for the parameters, ``830-838`` for the choice): ``NCCL_P2P_NVL_CHUNKSIZE``
+  512 KiB when every GPU of the communicator is on NVLink (``comm->isAllNvlink``), ``NCCL_P2P_PCI_CHUNKSIZE`` 128 KiB
+  otherwise, on one node.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ P2P_LL_THRESHOLD_BYTES = 16384
 """``NCCL_P2P_LL_THRESHOLD`` (``src/enqueue.cc:859``): LL bytes per channel of one send or receive."""
 
 P2P_CHUNK_BYTES = {"nvlink": 512 * 1024, "pci": 128 * 1024}
-"""``NCCL_P2P_NVL_CHUNKSIZE`` and ``NCCL_P2P_PCI_CHUNKSIZE`` (``src/init.cc:816-821``), by the path's kind."""
+"""``NCCL_P2P_NVL_CHUNKSIZE`` and ``NCCL_P2P_PCI_CHUNKSIZE`` (``src/init.cc:818-820``): all-NVLink communicators and
+the others, on one node."""
 
 MAX_CHANNELS = 64
 """``MAXCHANNELS`` (``src/include/device.h``)."""

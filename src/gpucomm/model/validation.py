@@ -73,7 +73,12 @@ class Case:
     algorithm: str = "auto"
     nccl_version: str | None = None  # overrides the release cases.csv states (None: that one, else the model's default)
     gpus_per_thread: int = 1  # GPUs one process drove (nccl-tests -g); see collective_cost
+    protocol: str = "auto"  # a protocol the run forced (NCCL_PROTO)
 
+
+_T123 = ("nccl-tests issue #123's rerun with one thread per GPU (-t 8, NCCL_ALGO=Ring, NCCL_MAX_NCHANNELS=1, the "
+         "protocol forced; the poster's table, '~' values): the model scales NCCL's latency by the NVLink 3 factor "
+         "fitted on a single-process sweep, which overstates a one-thread-per-GPU run")
 
 CASES = (
     Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", make_fabric("nvlink3"), in_sample=True,
@@ -150,6 +155,10 @@ CASES = (
          gpus_per_thread=8, in_sample=True,
          why="one process drives the 8 GPUs (-g 8): the host thread's launch cost per GPU is fitted on this case's "
              "sweep over 2..8 GPUs (calibration.HOST_LAUNCH_PER_GPU_S)"),
+    *(Case(f"C22t-{proto}", "small_latency", "time", f"DGX A100, 8 GPUs, ring, {proto}, one thread per GPU, 8 B",
+           make_fabric("nvlink3"), measured=measured, msg_bytes=8, num_ranks=8, row="C22", algorithm="ring",
+           protocol=proto, why=_T123)
+      for proto, measured in (("LL", 21.0), ("LL128", 32.0), ("Simple", 84.0))),
     Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3"),
          why="NCCL's own PCI step latency (the NVLink latency scale is not applied to PCIe)"),
     Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", make_fabric("pcie4", p2p=False),
@@ -213,7 +222,7 @@ def _predict(c: Case) -> Result:
     size = c.msg_bytes or int(row["bytes"])
     version = c.nccl_version or _stated_version(row.get("nccl_version", "")) or DEFAULT_NCCL_VERSION
     cost = collective_cost(c.collective, size, num_ranks=n, fabric=c.fabric, algorithm=c.algorithm,
-                           nccl_version=version, gpus_per_thread=c.gpus_per_thread)
+                           protocol=c.protocol, nccl_version=version, gpus_per_thread=c.gpus_per_thread)
     if c.metric == "busbw":
         measured = c.measured if c.measured is not None else float(row["busbw_GBps"])
         predicted = cost.busbw_bytes_per_s / 1e9
@@ -281,10 +290,10 @@ SWEEPS = (
                     "at 2 MiB, 0.93 ms at 4 MiB; 1.48 ms at 16 MiB, 1.24 ms at 32 MiB) and stay near 0.25 ms from 1 "
                     "to 128 KiB, which no NCCL algorithm does on an idle network"),
     Sweep("S04", "Azure ND H200 v5, 8x H200 (NVSwitch), page-quoted busbw", "azure_nd_h200_v5_allreduce_busbw.csv",
-          system_fabric("dgx_h200"), "2.20.5", min_bytes=1024, fitted_below_bytes=64 * 2**20,
+          system_fabric("dgx_h200"), "2.20.5", algorithm="nvls", min_bytes=1024, fitted_below_bytes=64 * 2**20,
           fitted_why="the NVLink 4 latency scale is fitted below 1 MiB, the NVLS pipeline fill from 1 to 64 MiB",
-          why="the page quotes one busbw per size (in-place) labelled NVLS; NCCL picks NVLS only for large sizes, "
-              "so the model's own choice (auto) is compared", gpus_per_thread=8),
+          why="the page quotes the NVLS column of the guide's script, which runs nccl-tests once per NCCL_ALGO (Tree, "
+              "Ring, NVLS, NVLSTree) with -g 8: NVLS at every size, as the model is forced to", gpus_per_thread=8),
     Sweep("S05", "Azure ND GB200 v6, 4x GB200 (one VM of an NVL72), ring, page-quoted busbw",
           "azure_nd_gb200_v6_allreduce_busbw.csv", system_fabric("gb200_nvl72"), "2.25.1", algorithm="ring",
           min_bytes=1024, fitted_below_bytes=2**20,

@@ -147,16 +147,18 @@ TUNER_LATENCY_SCALE = {
         "tuner_latency_scale_nvlink3", 2.0, "multiple of NCCL's tuner latency",
         "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
         "A fit. NCCL's tuner latency (base + steps x per-hop hardware latency, src/graph/tuning.cc) ranks "
-        "alternatives; measured small all_reduce times behind NVLink are about twice it (DGX A100 ring at 8 B: the "
-        "per-step slope of nccl-tests issue #123 is 1.98 us against the tuner's 0.6 us). Fitted on the Azure ND A100 "
-        "v4 8-GPU sweep below 64 MiB (case C17, in-sample: predicted/measured median 0.37 -> 1.00 below 1 MiB); the "
-        "8x H200 sweep is out of sample (0.41 -> 1.10)."),
+        "alternatives; measured times are longer. Fitted on the Azure ND A100 v4 8-GPU sweep below 64 MiB (case C17, "
+        "in-sample: predicted/measured median 0.37 -> 1.00 below 1 MiB), a single-process run whose smallest sizes "
+        "are partly the host thread's. With one thread per GPU (nccl-tests issue #123's -t rerun on a DGX A100, "
+        "8 GPUs, ring, one channel: LL ~21 us, LL128 ~32 us, Simple ~84 us, cases C22t, out of sample) NCCL's "
+        "own estimate plus the launch is within 1.4x of each, and this scale overstates all three, LL128 most."),
     "nvlink4": Parameter(
-        "tuner_latency_scale_nvlink4", 1.35, "multiple of NCCL's tuner latency",
+        "tuner_latency_scale_nvlink4", 1.08, "multiple of NCCL's tuner latency",
         "https://github.com/Azure/AI-benchmarking-guide/blob/7f20e5fa/Azure_Results/ND_H200_v5_results.md",
         "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of the Azure ND H200 v5 8-GPU "
-        "nccl-tests sweep (NCCL 2.20.5; sweep S04, in-sample below 1 MiB, out of sample from 1 MiB). Checked out of "
-        "sample on the 8x H200 torch.distributed sweep (ml-engineering) and the H100 cases."),
+        "nccl-tests sweep (NCCL 2.20.5, NVLS forced by the guide's NCCL_ALGO=NVLS, so NCCL's 25 us NVLS latency is "
+        "what is scaled; sweep S04, in-sample below 1 MiB, out of sample from 1 MiB). Checked out of sample on the 8x "
+        "H200 torch.distributed sweep (ml-engineering), the 4x H100 sweeps S11-S13 and the H100 cases."),
     "nvlink5": Parameter(
         "tuner_latency_scale_nvlink5", 1.10, "multiple of NCCL's tuner latency",
         "https://github.com/Azure/AI-benchmarking-guide/blob/2a370be6/Azure_Results/ND_GB200_v6_results.md",
@@ -171,10 +173,9 @@ TUNER_LATENCY_SCALE = {
     "pci": Parameter(
         "tuner_latency_scale_pci", 1.0, "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
-        "Not a fit: NCCL's own PCI row (1 us per LL step) already matches PCIe P2P measurements, out of sample: "
-        "4x V100 behind a PCIe switch at 4 KiB in a CUDA graph, 19.4 us against 18.1 us (case C41); 8x RTX 5090 "
-        "at 8 B, 25.5 us measured against 24.1 us for the GPUs (case P01s, whose single process adds the host "
-        "floor, HOST_LAUNCH_PER_GPU_S). The NVLink scale would double both."),
+        "Not a fit: NCCL's own PCI row (1 us per LL step) matches a PCIe P2P measurement out of sample: 4x V100 "
+        "behind a PCIe switch at 4 KiB in a CUDA graph, 19.4 us against 18.1 us (case C41). The 8x RTX 5090 at 8 B "
+        "(case P01s) ran from one process, so its 25.5 us cannot separate NCCL's latency from the host thread's."),
     "shm": Parameter(
         "tuner_latency_scale_shm", 2.0, "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl/issues/1530",
@@ -221,12 +222,12 @@ NVLS_CHUNK_BYTES = Parameter(
     "data that one NVLS step moves through the switch.")
 
 NVLS_PIPELINE_FILL_CHUNKS = Parameter(
-    "nvls_pipeline_fill_chunks", 3.0, "NVLS chunks per channel",
+    "nvls_pipeline_fill_chunks", 4.0, "NVLS chunks per channel",
     "https://github.com/Azure/AI-benchmarking-guide/blob/7f20e5fa/Azure_Results/ND_H200_v5_results.md",
     "A fit. NVLS pipeline fill, outside NCCL's tuner: once a channel's share spans more than one chunk "
     "(NVLS_CHUNK_BYTES), the first chunks go up to the switch, are reduced and come back before every stage of the "
-    "kernel is busy; the fill costs this many chunk times at the channel's bandwidth. Fitted so that the median "
-    "predicted/measured time is 1.0 over 1-64 MiB of the Azure ND H200 v5 8-GPU sweep (sweep S04, in-sample there); "
+    "kernel is busy; the fill costs this many chunk times at the channel's bandwidth. Fitted: the whole number of "
+    "chunks with the least mean |error| over 1-64 MiB of the Azure ND H200 v5 8-GPU sweep (sweep S04, in-sample there); "
     "out of sample on the 8x H200 torch.distributed sweep and, through NVLS Tree, the 2- and 4-node H100 sweeps.")
 
 LAUNCH_S = {
@@ -248,7 +249,9 @@ HOST_LAUNCH_PER_GPU_S = Parameter(
     "A fit. One host thread that launches a collective on each of g GPUs (nccl-tests -g g in one process) spends "
     "about this much per GPU per call; back-to-back calls then take at least g times it, whatever the GPUs do. "
     "Least-squares line through the origin of nccl-tests issue #123's DGX A100 times against the GPUs one process "
-    "drives (2..8 GPUs: 10 to 33.7 us; case C22, in-sample). That the floor is the host's, not the ring's steps: in "
+    "drives (2..8 GPUs: 10 to 33.7 us; case C22, in-sample). The NCCL maintainer's answer there: with -g \"all GPUs "
+    "are handled by a single thread and that causes extra latency as the CPU is the bottleneck\"; the poster's "
+    "rerun with one thread per GPU (-t) took 21 us (LL) on 8 GPUs where -g took 33.7. Also in "
     "single-process sweeps all_reduce, all_gather and reduce_scatter share one small-message floor although their "
     "step counts differ twofold (sweeps S08-S10 on 8x A100, S11-S13 on 4x H100), and an 8x RTX 4090 host has the same "
     "floor staged through host memory and with P2P (S06, S07). It depends on the CPU: single-process floors of "
