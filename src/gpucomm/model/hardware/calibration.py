@@ -69,8 +69,11 @@ LL_BASE_LATENCY_S = Parameter(
 LL_STEP_LATENCY_S = Parameter(
     "ll_step_latency_s", 1.98e-6, "s per ring step",
     "https://github.com/NVIDIA/nccl-tests/issues/123",
-    "Slope of the same line: each of the 2(n-1) ring steps of an all_reduce adds ~2 us (NVLink + NVSwitch hop and flag "
-    "polling). NCCL's own tuner assumes 0.6 us hardware latency per NVLink step for LL (src/graph/tuning.cc).")
+    "Slope of the same line: ~2 us per ring step of an all_reduce. That run drove every GPU from one thread (-g), so "
+    "most of the slope is the host's launches (HOST_LAUNCH_PER_GPU_S, fitted on the same data); the poster's rerun with "
+    "one thread per GPU gives ~0.75 us per LL step ((21 - 12) / 12), near the 0.6 us NCCL's tuner assumes per NVLink "
+    "step for LL (src/graph/tuning.cc). Kept for the alpha-beta algorithms outside NCCL (one_shot, two_shot, rhd, "
+    "the hierarchical schedule), where it overstates a run with one process per GPU.")
 
 LL_BW_FRACTION = Parameter(
     "ll_bw_fraction", 0.5, "fraction of the Simple-protocol bandwidth",
