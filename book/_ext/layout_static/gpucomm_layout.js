@@ -60,8 +60,11 @@
   }
 
   // --- plotly figures on a phone -------------------------------------------------------------------------
+  // A title's line breaks and super/subscript tags go: a tag left open on one wrapped line would raise the lines
+  // after it onto the ones above (a "<br><sup>subtitle</sup>" desktop title).
   function plain(text) {
-    return String(text || "").replace(/<br\s*\/?>/gi, " ").replace(/\s+/g, " ").trim();
+    return String(text || "").replace(/<br\s*\/?>/gi, " ").replace(/<\/?(sup|sub)>/gi, "")
+      .replace(/\s+/g, " ").trim();
   }
 
   // Break `text` at spaces into lines of at most `widthPx` at `fontPx`.
@@ -153,10 +156,10 @@
     const title = titleText(gd.layout);
     if (title) {
       update.title = {text: wrap(title, titleWidth, TITLE_FONT_PX).join("<br>"), x: 0, xref: "container",
-                       xanchor: "left", y: 1, yref: "container", yanchor: "top", pad: {t: 8, l: 8},
+                       xanchor: "left", y: 1, yref: "container", yanchor: "top", pad: {t: 14, l: 8},
                        font: Object.assign({}, (gd.layout.title && gd.layout.title.font) || {}, {size: TITLE_FONT_PX})};
     }
-    let top = (titleLines ? titleLines * TITLE_LINE_PX + 14 : 8);
+    let top = (titleLines ? titleLines * TITLE_LINE_PX + 20 : 8);
 
     // Notes pinned above the plot (paper annotations at y >= 1 that are not subplot titles): a row each.
     const notes = [];

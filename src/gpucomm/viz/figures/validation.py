@@ -100,13 +100,16 @@ def sweep_validation_figure(results: list[Result]) -> go.Figure:
     fig.add_hrect(y0=1 - within, y1=1 + within, line_width=0, fillcolor="green", opacity=0.1)
     fig.add_hline(y=1, line_dash="dash", line_color="gray")
     size_ticks = [2**k for k in range(0, 36, 5)]
+    # one legend row per sweep under the plot: the figure grows with the sweeps instead of scrolling its legend
+    legend_px = 22 * len(fig.data)
     fig.update_layout(
-        title=dict(text="model / measurement at every size of every sweep (time; 1 = exact)<br><sup>shaded: within "
-                        f"{100 * within:.0f} %; open: fitted on; crosses: disturbed, not counted</sup>"),
+        title=dict(text=f"model / measured time at every size of every sweep (1 = exact)<br>shaded: within "
+                        f"{100 * within:.0f} %; open: fitted on; crosses: disturbed, not counted"),
         xaxis=dict(type="log", title="message size", tickvals=size_ticks,
                    ticktext=[format_size(t).replace(" ", "") for t in size_ticks]),
         yaxis=dict(type="log", title="predicted / measured", tickvals=_RATIO_TICKS, ticktext=[f"{t:g}" for t in _RATIO_TICKS]),
-        template="plotly_white", height=620, margin=dict(t=100, b=60), legend=dict(orientation="h", y=-0.15),
+        template="plotly_white", height=480 + legend_px, margin=dict(t=90, b=80 + legend_px),
+        legend=dict(orientation="h", yanchor="top", y=-0.18),
     )
     return fig
 
