@@ -129,15 +129,10 @@ def test_host_launch_per_gpu_is_the_line_through_the_origin_of_nccl_tests_123():
 def test_single_process_sweeps_share_one_floor_across_collectives():
     # the evidence that the small-message floor of nccl-tests -g N is the host's: all_reduce (2(n-1) steps),
     # all_gather and reduce_scatter (n-1) take the same time below 16 KiB in one run
-    from statistics import median
-
-    rows = read_bundled_csv("nccl_log_sweeps.csv")[0]
-
-    def floor(log):
-        return median(float(r["time_us"]) for r in rows if r["log"] == log and 64 <= int(r["bytes"]) <= 16384)
+    from gpucomm.model.validation import small_message_floor_us
 
     for run in (("S08", "S09", "S10"), ("S11", "S12", "S13")):
-        floors = [floor(log) for log in run]
+        floors = [small_message_floor_us(log) for log in run]
         assert max(floors) / min(floors) < 1.10, (run, floors)
 
 

@@ -49,6 +49,7 @@ from gpucomm.model.collectives import REGISTRY, busbw_factor, check_collective, 
 from gpucomm.model.fabric import Fabric, as_fabric, make_fabric
 from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link
 from gpucomm.model.hardware import calibration as cal
+from gpucomm.model.hardware.network import get_network
 from gpucomm.model.nccl_fabric import (
     DEFAULT_NCCL_VERSION,
     comm_and_table,
@@ -512,8 +513,6 @@ def _latency_transport(fabric: Fabric, graph: nt.Graph) -> str:
     network across nodes (RoCE apart from InfiniBand and TCPXO), host memory without P2P, else NVLink or PCIe as
     NCCL's graph runs them."""
     if fabric.num_nodes > 1:
-        from gpucomm.model.hardware.network import get_network
-
         return "roce" if get_network(fabric.network).roce else "net"
     if not fabric.p2p:
         return "shm"
@@ -701,6 +700,8 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         raise GpucommError(f"algorithm {algorithm!r} does not implement {collective}: expected one of "
                            f"auto, {', '.join(ALGORITHMS_FOR[collective])}")
     multi_node = fabric.num_nodes > 1
+    # all_to_all and send_recv inside a node: NCCL's point-to-point path, priced by its own rules (_p2p_cost)
+    p2p_path = not multi_node and collective in P2P_COLLECTIVES and algorithm in ("auto", "ring")
     if algorithm == "hierarchical" and not multi_node:
         raise GpucommError("algorithm 'hierarchical' needs several nodes: expected --nodes 2 or more")
     if multi_node and algorithm not in ("auto", "hierarchical", "ring") and not uses_nccl:
@@ -725,7 +726,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         if algorithm in ("auto", "ring"):
             options.append(_ring_across_nodes_cost(collective, size, n, fabric, protocol))
         algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
-    elif collective in P2P_COLLECTIVES and algorithm in ("auto", "ring"):
+    elif p2p_path:
         algo, proto, latency_s, transfer_s = _p2p_cost(collective, size, n, fabric, protocol, nccl_version)
         launch_s, note = cal.LAUNCH_S[launch].value, P2P_NOTE
     else:
@@ -738,7 +739,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
             candidates = [algorithm]
         options = [_single_node_cost(collective, size, n, fabric, a, protocol) for a in candidates]
         algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
-    if not uses_nccl and note != P2P_NOTE and latency_s > 0:
+    if not uses_nccl and not p2p_path and latency_s > 0:
         # the alpha-beta latencies were fitted on eagerly launched calls: the eager launch is split out of them, so
         # that a CUDA graph lowers these algorithms' time as it lowers NCCL's
         eager_s = cal.LAUNCH_S["eager"].value

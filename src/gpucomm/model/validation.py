@@ -373,6 +373,36 @@ def log_sweep_names() -> list[str]:
     return [s.source.split("/")[1].removesuffix(".txt") for s in SWEEPS if s.source.startswith("nccl_logs/")]
 
 
+def small_message_floor_us(log: str) -> float:
+    """The small-message floor of a bundled nccl-tests log: its median time from 64 B to 16 KiB.
+
+    In a single-process run (nccl-tests ``-g N``) this is the host thread's time, the same for every collective of
+    the run (:data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S`).
+
+    Parameters
+    ----------
+    log : str
+        A log of :data:`LOG_SWEEPS_CSV` (``"S06"``; :func:`log_sweep_names`).
+
+    Returns
+    -------
+    float
+        Microseconds, the in-place times as printed.
+
+    Raises
+    ------
+    statistics.StatisticsError
+        If the log has no row in that range.
+
+    Examples
+    --------
+    >>> round(small_message_floor_us("S08") / small_message_floor_us("S09"), 2)  # all_reduce vs all_gather, one run
+    1.03
+    """
+    return statistics.median(float(r["time_us"]) for r in read_bundled_csv(LOG_SWEEPS_CSV)[0]
+                             if r["log"] == log and 64 <= int(r["bytes"]) <= 16384)
+
+
 def _sweep_rows(s: Sweep) -> list[dict]:
     if s.source.startswith("nccl_logs/"):
         log = s.source.split("/")[1].removesuffix(".txt")
