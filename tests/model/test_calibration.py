@@ -126,6 +126,45 @@ def test_host_launch_per_gpu_is_the_line_through_the_origin_of_nccl_tests_123():
     assert cal.HOST_LAUNCH_PER_GPU_S.value == pytest.approx(slope, rel=0.005)
 
 
+def _per_channel_slope(sweep_id):
+    """(time / GPUs driven - HOST_LAUNCH_PER_GPU_S) against the channels NCCL runs, 32 KiB-2 MiB: the slope through
+    the origin, in s per channel per GPU."""
+    from gpucomm.model.cost import collective_cost
+    from gpucomm.model.validation import SWEEPS
+
+    sweep = next(s for s in SWEEPS if s.sweep_id == sweep_id)
+    xs, ys = [], []
+    for r in _sweep_points(sweep_id, 32 * 2**10, 2 * 2**20 + 1):
+        c = collective_cost(sweep.collective, r.msg_bytes, num_ranks=8, fabric=sweep.fabric,
+                            nccl_version=sweep.nccl_version)
+        xs.append(c.num_channels)
+        ys.append(r.measured * 1e-6 / sweep.gpus_per_thread - cal.HOST_LAUNCH_PER_GPU_S.value)
+    assert sorted(set(xs)) == [1, 2, 4, 8, 16, 24]
+    return sum(x * y for x, y in zip(xs, ys)) / sum(x * x for x in xs)
+
+
+def test_host_cost_per_channel_is_the_slope_of_the_a100_all_gather_and_holds_for_its_siblings():
+    assert cal.HOST_LAUNCH_PER_CHANNEL_S.value == pytest.approx(_per_channel_slope("S09"), rel=0.01)
+    # the same run's all_reduce and reduce_scatter, out of sample, give the same slope within 25 %
+    for sibling in ("S08", "S10"):
+        assert _per_channel_slope(sibling) == pytest.approx(cal.HOST_LAUNCH_PER_CHANNEL_S.value, rel=0.25)
+
+
+def test_host_cost_per_channel_applies_before_nccl_2_13_only():
+    from gpucomm.model.cost import collective_cost
+
+    def floor_us(version, size):
+        return collective_cost("all_gather", size, num_ranks=8, fabric="nvlink3", nccl_version=version,
+                               gpus_per_thread=8).host_floor_s * 1e6
+
+    per_gpu = cal.HOST_LAUNCH_PER_GPU_S.value * 1e6
+    assert floor_us("2.13.4", 2**20) == pytest.approx(8 * per_gpu) == floor_us("2.30.7", 2**20)
+    assert floor_us("2.12.12", 2**20) - floor_us("2.12.12", 32 * 2**10) == pytest.approx(
+        8 * 23 * cal.HOST_LAUNCH_PER_CHANNEL_S.value * 1e6)  # 24 channels against 1
+    assert collective_cost("all_gather", 2**20, num_ranks=8, fabric="nvlink3", nccl_version="2.10.3",
+                           gpus_per_thread=8, launch="graph").host_floor_s == 0.0
+
+
 def test_single_process_sweeps_share_one_floor_across_collectives():
     # the evidence that the small-message floor of nccl-tests -g N is the host's: all_reduce (2(n-1) steps),
     # all_gather and reduce_scatter (n-1) take the same time below 16 KiB in one run

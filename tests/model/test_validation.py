@@ -72,7 +72,7 @@ def test_every_declared_sweep_is_compared_and_reported(results):
         points = [r for r in results if r.sweep == s.sweep_id]
         assert len(points) >= 8, s.sweep_id  # a sweep, not a point: sizes over at least a factor of 256
         assert {b.sweep for b in bands if b.sweep == s.sweep_id} == {s.sweep_id}
-        assert all(r.in_sample == (r.msg_bytes < s.fitted_below_bytes) for r in points)
+        assert all(r.in_sample == (r.msg_bytes < s.fitted_below_bytes or r.msg_bytes in s.fitted_sizes) for r in points)
     assert next(s for s in SWEEPS if s.sweep_id == "S03").collective == "all_gather"
 
 
@@ -82,8 +82,8 @@ def test_at_least_a_third_of_the_sweeps_are_out_of_every_fit(results):
     out = [s.sweep_id for s in SWEEPS if not any(r.in_sample for r in results if r.sweep == s.sweep_id)]
     assert len(out) * 3 >= len(SWEEPS) and "H200x8" in out and "S02" in out
     # fitted on: the Azure A100 and H200 v5 sweeps below 64 MiB, the GB200, 2-node H100 (InfiniBand) and 2-node A100
-    # (RoCE) ones below 1 MiB
-    assert {r.sweep for r in results if r.sweep and r.in_sample} == {"Azure A100x8", "S01", "S04", "S05", "S14"}
+    # (RoCE) ones below 1 MiB, the 8x A100 all_gather (host cost per channel) from 32 KiB to 2 MiB
+    assert {r.sweep for r in results if r.sweep and r.in_sample} == {"Azure A100x8", "S01", "S04", "S05", "S09", "S14"}
     # every sweep's large sizes stay out of sample
     assert not any(r.in_sample for r in results if r.sweep and r.msg_bytes >= 64 * 2**20)
 

@@ -229,8 +229,9 @@ class CollectiveCost:
     launch: str = "eager"
     host_floor_s: float = 0.0
     """What one host thread takes to launch the call on all the GPUs it drives (``gpus_per_thread`` x
-    :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S`, eager launch, more than one GPU per thread);
-    ``time_s`` is at least this. 0 with one GPU per process or a CUDA graph."""
+    :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S`, plus
+    :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_CHANNEL_S` per channel before NCCL 2.13; eager
+    launch, more than one GPU per thread); ``time_s`` is at least this. 0 with one GPU per process or a CUDA graph."""
     nccl_version: str = ""
     """The NCCL release followed (``"2.30.7"``), empty where the time is not NCCL's estimate."""
     nccl_time_s: float | None = None
@@ -604,6 +605,18 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
     return a, p, tuner_lat * scale, transfer, pick[(a, p)], channels, alternatives
 
 
+def _host_floor_s(gpus_per_thread: int, launch: str, channels: int, nccl_version: tuple) -> float:
+    """What one host thread spends launching a call on every GPU it drives: back-to-back calls are paced by the
+    slower of the thread and the GPUs (eager launch, more than one GPU per thread; a CUDA graph replays without it).
+    Releases before 2.13 add a work slot per channel (:data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_CHANNEL_S`)."""
+    if launch != "eager" or gpus_per_thread <= 1:
+        return 0.0
+    per_gpu = cal.HOST_LAUNCH_PER_GPU_S.value
+    if nccl_version < cal.PER_CHANNEL_ENQUEUE_UNTIL:
+        per_gpu += channels * cal.HOST_LAUNCH_PER_CHANNEL_S.value
+    return gpus_per_thread * per_gpu
+
+
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: Fabric | str | Link,
                     algorithm: str = "auto", protocol: str = "auto", launch: str = "eager",
                     nccl_version: tuple | str = DEFAULT_NCCL_VERSION, gpus_per_thread: int = 1) -> CollectiveCost:
@@ -643,7 +656,8 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         GPUs whose collectives one host thread launches on every call, 1 to 72: nccl-tests ``-g N`` in one
         process drives N; one process per GPU (``torchrun``, ``mpirun ... -g 1``) drives 1 (default). With eager
         launch and more than one, back-to-back calls take at least ``gpus_per_thread`` x
-        :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S` (a fit; ``host_floor_s``).
+        :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S` (a fit; ``host_floor_s``), plus, before
+        NCCL 2.13, :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_CHANNEL_S` per channel in use.
 
     Returns
     -------
@@ -748,9 +762,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     time_s = latency_s + transfer_s + launch_s
     if time_s <= 0:  # one rank, nothing to move: NCCL still launches a kernel
         latency_s = time_s = cal.LL_BASE_LATENCY_S.value
-    # one thread launching on several GPUs: back-to-back calls are paced by the slower of the thread and the GPUs
-    host_floor_s = gpus_per_thread * cal.HOST_LAUNCH_PER_GPU_S.value if launch == "eager" and gpus_per_thread > 1 \
-        else 0.0
+    host_floor_s = _host_floor_s(gpus_per_thread, launch, channels if uses_nccl else 0, nccl_version)
     time_s = max(time_s, host_floor_s)
     algbw = size / time_s
     factor = busbw_factor(collective, n)

@@ -262,6 +262,9 @@ class Sweep:
 LOG_SWEEPS_CSV = "nccl_log_sweeps.csv"
 """In-place rows of the bundled nccl-tests logs that :data:`SWEEPS` names (``scripts/extract_log_sweeps.py``)."""
 
+_SUPERBENCH_NCCL = "2.10.3"
+"""NCCL release assumed for sweeps S08-S10: not printed; the fixture is dated 2021-07-13, when 2.10.3 was the latest."""
+
 _ALL_GATHER_SIZE = "nccl-tests' size column: the gathered buffer, ranks x each rank's part"
 
 SWEEPS = (
@@ -315,16 +318,20 @@ SWEEPS = (
               "11.6 us to 1.2 us (the post's p2pBandwidthLatencyTest), so they are the host thread's 8 launches; "
               "the host floor per GPU, fitted on a DGX A100 (EPYC Rome 7742), is below this EPYC 7542's", gpus_per_thread=8),
     Sweep("S08", "8x A100 SXM4 40GB (NVSwitch), all_reduce, one process (-g 8)", "nccl_logs/S08.txt",
-          system_fabric("dgx_a100"), None, min_bytes=8,
-          why="Microsoft SuperBench's test fixture (2021): NCCL release not stated (the model's default tuner); the "
-              "machine type is not named (8x A100 SXM4 in one box: an HGX A100 board); one process drives the 8 "
-              "GPUs (-g 8), whose launches set the floor below 256 KiB", gpus_per_thread=8),
+          system_fabric("dgx_a100"), _SUPERBENCH_NCCL, min_bytes=8,
+          why="Microsoft SuperBench's test fixture (2021-07-13): NCCL release not stated, 2.10.3 assumed (the last "
+              "release before that date); the machine type is not named (8x A100 SXM4 in one box: an HGX A100 "
+              "board); one process drives the 8 GPUs (-g 8), whose launches, one work slot per channel in that "
+              "release, set the time up to 1 MiB", gpus_per_thread=8),
     Sweep("S09", "8x A100 SXM4 40GB (NVSwitch), all_gather, one process (-g 8)", "nccl_logs/S09.txt",
-          system_fabric("dgx_a100"), None, collective="all_gather", min_bytes=8,
-          why=f"the same run as S08 (NCCL release not stated, -g 8); sizes are {_ALL_GATHER_SIZE}", gpus_per_thread=8),
+          system_fabric("dgx_a100"), _SUPERBENCH_NCCL, collective="all_gather", min_bytes=8,
+          fitted_sizes=tuple(2**k for k in range(15, 22)),
+          fitted_why="the host's cost per channel (HOST_LAUNCH_PER_CHANNEL_S) is fitted on this sweep from 32 KiB "
+                     "to 2 MiB",
+          why=f"the same run as S08 (NCCL 2.10.3 assumed, -g 8); sizes are {_ALL_GATHER_SIZE}", gpus_per_thread=8),
     Sweep("S10", "8x A100 SXM4 40GB (NVSwitch), reduce_scatter, one process (-g 8)", "nccl_logs/S10.txt",
-          system_fabric("dgx_a100"), None, collective="reduce_scatter", min_bytes=8,
-          why="the same run as S08 (NCCL release not stated, -g 8); sizes are nccl-tests' size column: each rank's "
+          system_fabric("dgx_a100"), _SUPERBENCH_NCCL, collective="reduce_scatter", min_bytes=8,
+          why="the same run as S08 (NCCL 2.10.3 assumed, -g 8); sizes are nccl-tests' size column: each rank's "
               "input buffer, ranks x its output", gpus_per_thread=8),
     Sweep("S11", "4 of 8x H100 SXM (NVSwitch), all_reduce, one process (-g 4)", "nccl_logs/S11.txt",
           system_fabric("dgx_h100"), "2.29.2", min_bytes=8,

@@ -262,6 +262,25 @@ HOST_LAUNCH_PER_GPU_S = Parameter(
     "(-G) or one process per GPU removes it.")
 
 
+HOST_LAUNCH_PER_CHANNEL_S = Parameter(
+    "host_launch_per_channel_s", 0.209e-6, "s per channel per GPU per call",
+    "https://github.com/NVIDIA/nccl/blob/v2.10.3-1/src/enqueue.cc",
+    "A fit, for NCCL releases before 2.13 only (:data:`PER_CHANNEL_ENQUEUE_UNTIL`). Those releases enqueue a "
+    "collective one channel at a time: ncclEnqueueCollKernel (enqueue.cc:636-660 at v2.10.3-1) claims, clears and "
+    "fills one work slot of each channel's FIFO in host-mapped memory (getNextOp, :134-153), so the host's time per "
+    "call grows with the channels NCCL runs at that size (1 channel at 32 KiB, 24 from 1 MiB on 8x A100). "
+    "Least-squares slope through the origin of (time / GPUs driven - HOST_LAUNCH_PER_GPU_S) against those channels "
+    "on sweep S09 (8x A100 all_gather, -g 8, NCCL of mid-2021) from 32 KiB to 2 MiB, where the host sets the time "
+    "(in-sample); the same run's all_reduce (S08) and reduce_scatter (S10) give 0.26 and 0.22 us (out of sample). "
+    "From 2.13 a collective is one entry of a kernel plan (ncclKernelPlan): the single-process sweeps of 2.18-2.29 "
+    "(Azure A100, S05, S11-S13) rise by 0.02-0.06 us per channel per GPU, which the model leaves out.")
+
+PER_CHANNEL_ENQUEUE_UNTIL = (2, 13, 0)
+"""The first NCCL release without per-channel work slots on the host (v2.13.4-1's enqueue.cc builds an
+``ncclKernelPlan``; v2.12.12-1's still calls ``getNextOp`` per channel): :data:`HOST_LAUNCH_PER_CHANNEL_S`
+applies below it."""
+
+
 def link_efficiency(link_key: str, link_kind: str, *, p2p: bool = True) -> Parameter:
     """The large-message efficiency that applies to a GPU link: what fraction of its nominal rate a ring delivers.
 
@@ -293,10 +312,10 @@ def all_parameters() -> list[Parameter]:
     list of Parameter
         Each module-level :class:`Parameter` once, the per-link dicts' entries included
         (:data:`RING_EFFICIENCY`, :data:`NVLS_MIN_RANKS`, :data:`TUNER_LATENCY_SCALE`, :data:`LAUNCH_S`), and
-        :data:`HOST_LAUNCH_PER_GPU_S`.
+        :data:`HOST_LAUNCH_PER_GPU_S` and :data:`HOST_LAUNCH_PER_CHANNEL_S`.
     """
     return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
             LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
             NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S,
             *TUNER_LATENCY_SCALE.values(), PIPELINE_FILL_FRACTION, NVLS_CHUNK_BYTES, NVLS_PIPELINE_FILL_CHUNKS,
-            *LAUNCH_S.values(), HOST_LAUNCH_PER_GPU_S]
+            *LAUNCH_S.values(), HOST_LAUNCH_PER_GPU_S, HOST_LAUNCH_PER_CHANNEL_S]
