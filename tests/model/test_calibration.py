@@ -1,6 +1,7 @@
 """Fitted calibration parameters are recomputed from the bundled published measurements."""
 
 import csv
+import math
 import statistics
 from importlib import resources
 
@@ -96,8 +97,7 @@ def _sweep_points(sweep_id, lo_bytes, hi_bytes, *, host_floor=True):
     return [r for r in _sweep(sweep) if lo_bytes <= r.msg_bytes < hi_bytes]
 
 
-@pytest.mark.parametrize("key,sweep_id", [("nvlink3", "Azure A100x8"), ("nvlink4", "S04"), ("nvlink5", "S05"),
-                                          ("net", "S01"), ("roce", "S14")])
+@pytest.mark.parametrize("key,sweep_id", [("nvlink4", "S04"), ("nvlink5", "S05"), ("net", "S01"), ("roce", "S14")])
 def test_each_latency_scale_makes_its_sweeps_median_ratio_one_below_1_mib(key, sweep_id):
     # the fitting criterion: the median predicted/measured time over the sweep's sizes below 1 MiB is 1.0; a scale
     # 0.05 off either way moves it by more than the tolerance (the latency is most of the time there). The scales
@@ -107,12 +107,32 @@ def test_each_latency_scale_makes_its_sweeps_median_ratio_one_below_1_mib(key, s
     assert statistics.median(r.predicted / r.measured for r in points) == pytest.approx(1.0, abs=0.025)
 
 
+def test_nvlink3_latency_scale_is_the_log_least_squares_fit_on_the_one_thread_per_gpu_times(monkeypatch):
+    from dataclasses import replace
+
+    from gpucomm.model.validation import CASES, _predict
+
+    cases = [c for c in CASES if c.case_id.startswith("C22t-")]
+    assert len(cases) == 3 and all(c.in_sample for c in cases)
+
+    def misfit(scale):
+        monkeypatch.setitem(cal.TUNER_LATENCY_SCALE, "nvlink3",
+                            replace(cal.TUNER_LATENCY_SCALE["nvlink3"], value=scale))
+        return sum(math.log(_predict(c).predicted / c.measured) ** 2 for c in cases)
+
+    fitted = cal.TUNER_LATENCY_SCALE["nvlink3"].value
+    best = misfit(fitted)
+    assert best < misfit(fitted - 0.02) and best < misfit(fitted + 0.02)
+    assert cal.TUNER_LATENCY_SCALE["nvlink"].value == fitted  # links without data take it
+
+
 def test_pci_latency_is_nccls_own_and_matches_pcie_out_of_sample():
     from gpucomm.model.validation import validate
 
     assert cal.TUNER_LATENCY_SCALE["pci"].value == 1.0
     by_id = {r.case_id: r for r in validate()}
-    assert not by_id["C41"].in_sample and abs(by_id["C41"].error) < 0.10
+    # a CUDA graph, 4 KiB: NCCL's latency with the LL transfer overlapped (cost.CUT_THROUGH_PROTOCOLS) is 17 % fast
+    assert not by_id["C41"].in_sample and -0.20 < by_id["C41"].error < 0
     # P01s ran 8 GPUs from one process: the host floor (fitted on a DGX A100's EPYC Rome) sets it, and its EPYC
     # Turin launches faster, so the model is high there; still within the small-message target's factor 1.5
     assert not by_id["P01s"].in_sample and 1.0 < by_id["P01s"].factor < 1.5

@@ -48,16 +48,17 @@ def test_summary_counts_cases_meeting_each_target(results):
     assert summary["sweep"].within_target is None and summary["sweep"].target == ""
 
 
-HELD_SWEEPS = {"Azure A100x8", "H200x8", "S04", "S05"}
-"""Single-node sweeps, held to 25 % at every size above 64 KiB; the multi-node ones (S01, S02) to 35 %; S03 is a
-disturbed run, reported and not counted."""
+HELD_SWEEPS = {"H200x8", "S16", "S04", "S05"}
+"""Single-node sweeps, held to 25 % at every size above 64 KiB (the two 8x H200 torch.distributed sweeps, one
+timed call by call and one back to back, to 15 %); the multi-node ones (S01, S02) to 35 %; S03 is a disturbed run,
+reported and not counted. The 8x A100 sweeps are not held: from 4 to 32 MiB they take 15-55 % longer than the model
+gives (calibration.TUNER_LATENCY_SCALE['nvlink3'] says why the scale no longer covers it)."""
 
 
 def test_sweeps_within_25_percent_everywhere(results):
     for r in results:
         if r.group == "sweep" and r.sweep in HELD_SWEEPS:
-            # the torch.distributed sweep adds PyTorch's own per-call work below 1 MiB, which the model leaves out
-            assert abs(r.error) < (0.35 if r.sweep == "H200x8" else 0.25), r
+            assert abs(r.error) < (0.15 if r.sweep in ("H200x8", "S16") else 0.25), r
         if r.group == "sweep" and r.sweep in ("S01", "S02"):
             assert abs(r.error) < 0.35, r
 
@@ -81,9 +82,9 @@ def test_at_least_a_third_of_the_sweeps_are_out_of_every_fit(results):
 
     out = [s.sweep_id for s in SWEEPS if not any(r.in_sample for r in results if r.sweep == s.sweep_id)]
     assert len(out) * 3 >= len(SWEEPS) and "H200x8" in out and "S02" in out
-    # fitted on: the Azure A100 and H200 v5 sweeps below 64 MiB, the GB200, 2-node H100 (InfiniBand) and 2-node A100
-    # (RoCE) ones below 1 MiB, the 8x A100 all_gather (host cost per channel) from 32 KiB to 2 MiB
-    assert {r.sweep for r in results if r.sweep and r.in_sample} == {"Azure A100x8", "S01", "S04", "S05", "S09", "S14"}
+    # fitted on: the H200 v5 sweep below 64 MiB, the GB200, 2-node H100 (InfiniBand) and 2-node A100 (RoCE) ones below
+    # 1 MiB, the 8x A100 all_gather (host cost per channel) from 32 KiB to 2 MiB
+    assert {r.sweep for r in results if r.sweep and r.in_sample} == {"S01", "S04", "S05", "S09", "S14"}
     # every sweep's large sizes stay out of sample
     assert not any(r.in_sample for r in results if r.sweep and r.msg_bytes >= 64 * 2**20)
 
@@ -152,11 +153,11 @@ def test_sweep_figure_draws_every_sweep_point_and_marks_fits_and_disturbed_runs(
 def test_sweep_targets_of_the_model_issue_out_of_sample(results):
     from gpucomm.model.validation import SWEEPS, nvlink_sweep_ids, sweep_bands, targets
 
-    # on the NVLink/NVSwitch sweeps the large band is met; the bands below 64 MiB are not (single-process floors that
-    # vary with the host's CPU, unstated NCCL releases, multi-node mid sizes)
+    # on the NVLink/NVSwitch sweeps the bands below 1 MiB and from 64 MiB are met; 1-64 MiB is not (the 8x A100
+    # sweeps from 4 to 32 MiB, multi-node mid sizes)
     met = {t.name: t.met for t in targets(results, sweeps=nvlink_sweep_ids())}
-    assert met["sweep median |error| >= 64 MiB (<= 12%)"], met
-    assert not met["sweep median |error| < 1 MiB (<= 12%)"], met
+    assert met["sweep median |error| >= 64 MiB (<= 12%)"] and met["sweep median |error| < 1 MiB (<= 12%)"], met
+    assert not met["sweep median |error| 1-64 MiB (<= 12%)"], met
     assert nvlink_sweep_ids() == {s.sweep_id for s in SWEEPS} - {"S06", "S07"}
     # with the two 8x RTX 4090 PCIe sweeps the share within 15 % is lower still: host staging (S06) and the
     # cross-socket path (S07) are outside the model, and every such miss says why
@@ -169,7 +170,7 @@ def test_sweep_targets_of_the_model_issue_out_of_sample(results):
     # at least a third of the sweeps are out of every fit (the issue's rule)
     wholly_out = {s.sweep_id for s in SWEEPS} - {b.sweep for b in bands if b.in_sample}
     assert len(wholly_out) * 3 >= len(SWEEPS), wholly_out
-    assert {"H200x8", "S02", "S06", "S07", "S08", "S11", "S15"} <= wholly_out
+    assert {"Azure A100x8", "H200x8", "S16", "S02", "S06", "S07", "S08", "S11", "S15"} <= wholly_out
     assert not any(b.in_sample for b in bands if b.sweep == "H200x8")
 
 

@@ -9,14 +9,19 @@ parameter of :mod:`gpucomm.model.hardware.calibration` with its data:
 
     time = launch + latency x scale(transport) + transfer at the delivered bandwidth on the channels in use + fill
 
-- launch: eager or CUDA graph (:data:`~gpucomm.model.hardware.calibration.LAUNCH_S`);
+- launch: eager, CUDA graph, or one synchronised torch.distributed call at a time
+  (:data:`~gpucomm.model.hardware.calibration.LAUNCH_S`);
 - the latency scale of the hops' transport, NVLink per generation, PCIe, host memory, network
   (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`);
 - the bandwidth the links deliver (nominal x measured efficiency) instead of NCCL's quantised plan
   (:func:`_delivered_bw_ratio`), with NCCL's protocol factors and caps kept;
 - the channels NCCL runs at this size (:func:`~gpucomm.model.nccl_tuner.channels_and_threads`), and the pipeline
   fill of a ring (:data:`~gpucomm.model.hardware.calibration.PIPELINE_FILL_FRACTION`) or of NVLS
-  (:data:`~gpucomm.model.hardware.calibration.NVLS_PIPELINE_FILL_CHUNKS`).
+  (:data:`~gpucomm.model.hardware.calibration.NVLS_PIPELINE_FILL_CHUNKS`);
+- a ring's LL steps move their data while their latency elapses (:data:`CUT_THROUGH_PROTOCOLS`): only the transfer
+  beyond the steps' latency adds;
+- one host thread driving several GPUs sets a floor (``gpus_per_thread``,
+  :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S`).
 
 The algorithms NCCL does not run (:data:`NOT_NCCL`: one-shot and two-shot custom all-reduce as vLLM and
 TensorRT-LLM run them, recursive halving-doubling, the explicit ``hierarchical`` schedule across nodes) and the
@@ -76,9 +81,10 @@ NOT_NCCL = {"one_shot": "not NCCL: custom all-reduce as vLLM/TensorRT-LLM run it
             "hierarchical": "not NCCL's default: the explicit intra/inter-node schedule (alpha-beta)"}
 """What each algorithm outside NCCL's tuner is, as ``CollectiveCost.note`` says it."""
 
-LAUNCH_MODES = ("eager", "graph")
-"""How the collective is launched: ``eager`` (one launch per call, as nccl-tests without -G) or ``graph``
-(captured in a CUDA graph); :data:`~gpucomm.model.hardware.calibration.LAUNCH_S` gives the term."""
+LAUNCH_MODES = ("eager", "graph", "sync")
+"""How the collective is launched and timed: ``eager`` (one launch per call, back to back, as nccl-tests without -G),
+``graph`` (captured in a CUDA graph) or ``sync`` (one torch.distributed call at a time, timed from before the host
+dispatches it); :data:`~gpucomm.model.hardware.calibration.LAUNCH_S` gives the term."""
 
 PROTOCOL_STEP_DATA_BYTES = {"LL": 8 * 512 * 8 * 16 // 8 // 2, "LL128": 120 * 640 * 8 * 8 // 8 * 120 // 128,
                             "Simple": (1 << 22) // 8}
@@ -602,7 +608,20 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
             bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / channels
             transfer += min(cal.NVLS_PIPELINE_FILL_CHUNKS.value, chunks - 1) * chunk_bytes / bw_per_channel
     scale = cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph(a))].value
+    if a == "ring" and p in CUT_THROUGH_PROTOCOLS:
+        # each hop forwards a line as soon as its flag arrives: a step's data moves while its latency elapses, so
+        # only the transfer beyond the steps' latency adds (NCCL's estimate adds both)
+        steps_latency = (tuner_lat - nt.BASE_LATENCY_US["ring"][nt.PROTOCOLS.index(p)] * 1e-6) * scale
+        transfer -= min(transfer, steps_latency)
     return a, p, tuner_lat * scale, transfer, pick[(a, p)], channels, alternatives
+
+
+CUT_THROUGH_PROTOCOLS = ("LL",)
+"""Protocols whose ring steps overlap their transfer with their latency (:func:`_nccl_cost`): LL flags every 8-byte
+word (``union ncclLLFifoLine``, ``src/include/device.h`` at NCCL v2.30.7-1), so the next GPU reads and forwards
+data as it lands; NCCL's estimate adds the steps' latency to the whole transfer. Checked on the 8x H200 NCCL 2.30.7
+sweep (S16: +53-61 % below 1 MiB without it). LL128 (a flag per 128-byte line) would overlap as well, but the A100
+sweeps at 4-16 MiB, where NCCL runs it, are then too fast, so it is left additive; Simple waits for whole slices."""
 
 
 def _host_floor_s(gpus_per_thread: int, launch: str, channels: int, nccl_version: tuple) -> float:
@@ -645,8 +664,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     protocol : {"auto", "LL", "LL128", "Simple"}
         ``auto`` takes the cheaper, as NCCL's tuner does (LL128 only where NCCL enables it; the alpha-beta
         algorithms know LL and Simple).
-    launch : {"eager", "graph"}
-        Launch term (:data:`LAUNCH_MODES`): eager as nccl-tests without -G, graph inside a CUDA graph. Added to
+    launch : {"eager", "graph", "sync"}
+        Launch term (:data:`LAUNCH_MODES`): eager as nccl-tests without -G, graph inside a CUDA graph (both
+        back-to-back calls), sync for one torch.distributed call at a time timed from before its dispatch. Added to
         NCCL's estimate, which has none; for the alpha-beta algorithms, whose latencies were fitted on eager calls,
         the eager launch is split out of the fitted latency and this one added.
     nccl_version : tuple or str
@@ -687,7 +707,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
 
     >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, fabric="nvlink3")
     >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
-    (576, 'ring', 'Simple')
+    (605, 'ring', 'Simple')
     """
     check_collective(collective)
     n = check_num_ranks(num_ranks, maximum=100_000)
@@ -803,7 +823,7 @@ def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, fabric: Fabric | str | 
     Examples
     --------
     >>> round(all_reduce_time_s(64 * 2**20, 4, fabric=make_fabric("pcie4", p2p=False)) * 1e3, 1)
-    9.9
+    10.0
     """
     return collective_cost("all_reduce", msg_bytes, num_ranks=num_ranks, fabric=fabric, algorithm=algorithm,
                            protocol=protocol).time_s

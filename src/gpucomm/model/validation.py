@@ -77,8 +77,8 @@ class Case:
 
 
 _T123 = ("nccl-tests issue #123's rerun with one thread per GPU (-t 8, NCCL_ALGO=Ring, NCCL_MAX_NCHANNELS=1, the "
-         "protocol forced; the poster's table, '~' values): the model scales NCCL's latency by the NVLink 3 factor "
-         "fitted on a single-process sweep, which overstates a one-thread-per-GPU run")
+         "protocol forced; the poster's table, '~' values): the NVLink 3 latency scale is fitted on these three "
+         "times (calibration.TUNER_LATENCY_SCALE['nvlink3'])")
 
 CASES = (
     Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", make_fabric("nvlink3"), in_sample=True,
@@ -157,7 +157,7 @@ CASES = (
              "sweep over 2..8 GPUs (calibration.HOST_LAUNCH_PER_GPU_S)"),
     *(Case(f"C22t-{proto}", "small_latency", "time", f"DGX A100, 8 GPUs, ring, {proto}, one thread per GPU, 8 B",
            make_fabric("nvlink3"), measured=measured, msg_bytes=8, num_ranks=8, row="C22", algorithm="ring",
-           protocol=proto, why=_T123)
+           protocol=proto, in_sample=True, why=_T123)
       for proto, measured in (("LL", 21.0), ("LL128", 32.0), ("Simple", 84.0))),
     Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3"),
          why="NCCL's own PCI step latency (the NVLink latency scale is not applied to PCIe)"),
@@ -257,6 +257,7 @@ class Sweep:
     why: str = ""  # what is uncertain about the system or the model inputs
     disturbed: str = ""  # non-empty: why the run does not show NCCL's behaviour; reported, left out of the targets
     gpus_per_thread: int = 1  # GPUs one process drove (nccl-tests -g N: N; mpirun/torchrun: 1)
+    launch: str = "eager"  # how calls were timed (cost.LAUNCH_MODES): back to back (eager) or one at a time (sync)
 
 
 LOG_SWEEPS_CSV = "nccl_log_sweeps.csv"
@@ -268,14 +269,22 @@ _SUPERBENCH_NCCL = "2.10.3"
 _ALL_GATHER_SIZE = "nccl-tests' size column: the gathered buffer, ranks x each rank's part"
 
 SWEEPS = (
-    # calibration.TUNER_LATENCY_SCALE["nvlink3"] and PIPELINE_FILL_FRACTION are fitted on the Azure A100 sweep below 64 MiB
     Sweep("Azure A100x8", "Azure ND A100 v4, 8x A100 SXM4 (NVSwitch), page-quoted busbw",
           "azure_a100_allreduce_busbw.csv", make_fabric("nvlink3"), "2.18.5", min_bytes=1024,
-          fitted_below_bytes=64 * 2**20,
-          fitted_why="the NVLink 3 latency scale and the ring pipeline-fill fraction are fitted on this sweep below 64 MiB",
-          gpus_per_thread=8),
+          why="the guide's script runs -g with every GPU of the VM: its small-message floor (about 5.4 us per GPU) is "
+              "this host's, above the model's; NCCL 2.18.5", gpus_per_thread=8),
     Sweep("H200x8", "8x H200 SXM (NVSwitch), torch.distributed all_reduce", "mleng_8xH200_torch_allreduce.csv",
-          make_fabric("nvlink4"), "2.27.7", min_bytes=32 * 2**10),
+          make_fabric("nvlink4"), "2.27.7", min_bytes=32 * 2**10,
+          why="ml-engineering's all_reduce_bench.py of August 2026 times one call per trial: barrier, CUDA event, "
+              "all_reduce, event, synchronize, so the GPU idles from the first event while the host dispatches the "
+              "call through PyTorch and NCCL (the later README puts PyTorch's host overhead at 20-30 us per call); "
+              "the model times it so (launch 'sync', PyTorch's host overhead per call as that README states it)",
+          launch="sync"),
+    Sweep("S16", "8x H200 SXM (NVSwitch), torch.distributed all_reduce back to back, NCCL 2.30.7",
+          "mleng_8xH200_nccl2307_allreduce.csv", system_fabric("dgx_h200"), "2.30.7", min_bytes=32 * 2**10,
+          why="ml-engineering's later timing queues up to 10 back-to-back calls behind ~2 ms of GPU work and divides "
+              "the elapsed time by the calls, one process per GPU; the same node's nccl-tests run (bundled beside "
+              "it) agrees within 2 %, 3-7 % lower from 1 to 16 MiB"),
     Sweep("S01", "2 nodes x 8 H100 SXM (HGX), 8x 400 Gb/s InfiniBand", "nccl_logs/S01.txt",
           system_fabric("dgx_h100", num_nodes=2), "2.26.2", fitted_below_bytes=2**20,
           fitted_why="the network latency scale (TUNER_LATENCY_SCALE['net']) is fitted on this sweep below 1 MiB",
@@ -355,13 +364,13 @@ SWEEPS = (
               "delivered NVLink bandwidth, which all_to_all does not quite reach (348 GB/s busbw at 16 GiB); one GPU "
               "per process"),
 )
-"""Every bundled sweep compared size by size. Fits used the Azure A100 and H200 v5 sweeps below 64 MiB and the
-GB200 and 2-node H100 sweeps below 1 MiB (each sweep's ``fitted_why``); the 8x H200 torch sweep, the 4-node H100
-sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps (S06 without P2P, S07 with) and the sweeps added last
-(S08-S15: 8x A100 and 4x H100 all_reduce, all_gather and reduce_scatter, 2 nodes of 8x A100 over RoCE, 8x H100
-all_to_all) are wholly out of sample, as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's
-header says (nccl-tests ``nGpus``) or, for a page without one, the command that produced it (the Azure guide runs
-``-g`` with every GPU of the VM)."""
+"""Every bundled sweep compared size by size. Fits used the H200 v5 sweep below 64 MiB, the GB200, 2-node H100
+(InfiniBand) and 2-node A100 (RoCE) sweeps below 1 MiB, and the 8x A100 all_gather (S09) from 32 KiB to 2 MiB
+(each sweep's ``fitted_why``); every other sweep is wholly out of sample (the Azure A100 and both 8x H200
+torch.distributed sweeps, the 4-node H100 sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps, S08, S10-S13,
+S15), as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's header says (nccl-tests
+``nGpus``) or, for a page without one, the command that produced it (the Azure guide runs ``-g`` with every GPU of
+the VM); ``launch`` is how the calls were timed."""
 
 
 def log_sweep_names() -> list[str]:
@@ -425,7 +434,8 @@ def _sweep(s: Sweep) -> list[Result]:
         if size < s.min_bytes:
             continue
         cost = collective_cost(s.collective, size, num_ranks=n, fabric=s.fabric, algorithm=s.algorithm,
-                               nccl_version=s.nccl_version or DEFAULT_NCCL_VERSION, gpus_per_thread=s.gpus_per_thread)
+                               nccl_version=s.nccl_version or DEFAULT_NCCL_VERSION, gpus_per_thread=s.gpus_per_thread,
+                               launch=s.launch)
         # a log gives the time as printed; a page quoting busbw alone gives it through nccl-tests' busbw factor
         measured_us = float(r["time_us"]) if r.get("time_us") else \
             size * busbw_factor(s.collective, n) / (busbw * 1e9) * 1e6
