@@ -46,7 +46,8 @@ def register(subparsers) -> None:
     cost.add_argument("--algo", default="auto", help=f"algorithm: one of {', '.join(ALGORITHMS)} (default auto, as NCCL)")
     cost.add_argument("--protocol", default="auto", help=f"auto (default) or one of {', '.join(PROTOCOLS)}")
     cost.add_argument("--launch", default="eager", choices=LAUNCH_MODES,
-                      help="eager (default: one launch per call, as nccl-tests without -G) or graph (CUDA graph)")
+                      help="eager (default: back-to-back launches, as nccl-tests without -G), graph (CUDA graph), "
+                           "or sync (one torch.distributed call at a time, timed from before its dispatch)")
     cost.add_argument("--gpus-per-thread", type=int_arg("GPUs per host thread", 1), default=1,
                       help="GPUs one host thread launches on per call: 1 (default: one process per GPU, as torchrun "
                            "and mpirun ... -g 1) or N as nccl-tests -g N in one process, whose launches then set a "
