@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 
 from gpucomm.model.units import format_size
 from gpucomm.model.validation import SWEEP_TARGETS, SWEEPS, TARGETS, Result
+from gpucomm.viz.figures._layout import LINE_COLORS, color
 
 _GROUP_LABELS = {
     "nvlink_large": "large messages, NVLink/NVSwitch (busbw)",
@@ -86,13 +87,15 @@ def sweep_validation_figure(results: list[Result]) -> go.Figure:
     fig = go.Figure()
     labels = {s.sweep_id: s.label for s in SWEEPS}
     within = SWEEP_TARGETS["within"]
-    for sweep in dict.fromkeys(r.sweep for r in results if r.sweep):
+    for i, sweep in enumerate(dict.fromkeys(r.sweep for r in results if r.sweep)):
         rs = [r for r in results if r.sweep == sweep]
         symbol = ["x-thin-open" if not r.counted else "circle-open" if r.in_sample else "circle" for r in rs]
         fig.add_trace(go.Scatter(
             x=[r.msg_bytes for r in rs], y=[r.predicted / r.measured for r in rs], mode="lines+markers",
             # the system's first clause names it in the legend (it must fit a phone); the hover has the rest
-            name=f"{sweep}: {labels.get(sweep, sweep).split(',')[0]}", line=dict(width=1),
+            # more sweeps than colours: each round of the palette gets its own dash, so no two legend entries match
+            name=f"{sweep}: {labels.get(sweep, sweep).split(',')[0]}",
+            line=dict(width=1, color=color(i), dash=_DASHES[i // len(LINE_COLORS) % len(_DASHES)]),
             marker=dict(size=7, symbol=symbol),
             customdata=[[format_size(r.msg_bytes), r.measured, r.predicted, r.algorithm, r.why] for r in rs],
             hovertemplate=f"{sweep} ({labels.get(sweep, sweep)}) " + "%{customdata[0]}:<br>measured %{customdata[1]:.4g} us, model "
@@ -115,6 +118,7 @@ def sweep_validation_figure(results: list[Result]) -> go.Figure:
 
 
 _RATIO_TICKS = [0.25, 0.5, 0.7, 1, 1.4, 2, 4, 8]
+_DASHES = ("solid", "dot", "dash")
 
 
 def _target_text(group: str) -> str:
