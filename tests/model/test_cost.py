@@ -351,3 +351,29 @@ def test_counts_are_named_in_their_errors():
         collective_cost("all_reduce", 2**20, num_ranks=16, fabric=make_fabric("nvlink4", num_nodes=0))
     with pytest.raises(GpucommError, match="^network 'ib_ndr' given for a single node"):
         collective_cost("all_reduce", 2**20, num_ranks=8, fabric=make_fabric("nvlink4", network="ib_ndr"))
+
+
+def test_blackwell_nvls_delivers_nccls_share_of_the_hopper_fit():
+    from gpucomm.model import nccl_tuner as nt
+    from gpucomm.model.fabric import system_fabric
+    from gpucomm.model.hardware import calibration as cal
+
+    n, size = 8, 16 * 1024**3
+    b200 = collective_cost("all_reduce", size, num_ranks=n, fabric=system_fabric("dgx_b200"), algorithm="nvls")
+    ratio = nt.NVLS_EFFICIENCY[nt.ARCHS.index("blackwell")] / nt.NVLS_EFFICIENCY[nt.ARCHS.index("hopper")]
+    link = system_fabric("dgx_b200").link.bw_bytes_per_s
+    expected_bus = link * cal.NVLS_EFFICIENCY.value * ratio / (1 + 1 / n) * 2 * (n - 1) / n
+    assert ratio == pytest.approx(0.74 / 0.85)
+    assert b200.busbw_bytes_per_s == pytest.approx(expected_bus, rel=0.01)  # at 16 GiB latency and fill are < 1 %
+    h100 = collective_cost("all_reduce", size, num_ranks=n, fabric="nvlink4", algorithm="nvls")
+    assert h100.busbw_bytes_per_s == pytest.approx(
+        get_link("nvlink4").bw_bytes_per_s * cal.NVLS_EFFICIENCY.value / (1 + 1 / n) * 2 * (n - 1) / n, rel=0.01)
+
+
+def test_sync_launch_charges_the_host_dispatch_and_no_host_floor():
+    from gpucomm.model.hardware import calibration as cal
+
+    eager = collective_cost("all_reduce", 64 * 1024, num_ranks=8, fabric="nvlink4")
+    sync = collective_cost("all_reduce", 64 * 1024, num_ranks=8, fabric="nvlink4", launch="sync", gpus_per_thread=8)
+    assert sync.launch_s == cal.LAUNCH_S["sync"].value and sync.host_floor_s == 0.0
+    assert sync.time_s - eager.time_s == pytest.approx(cal.LAUNCH_S["sync"].value - cal.LAUNCH_S["eager"].value)

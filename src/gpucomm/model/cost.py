@@ -535,7 +535,8 @@ def _delivered_bw_ratio(fabric: Fabric, n: int, comm: nt.Comm, table: nt.TunerTa
     NCCL's graph search quantises each channel's bandwidth to its speed array (``search.cc``) and plans
     with it; the transfer runs at what the links deliver. The delivered ring bus bandwidth is
     :func:`per_gpu_bw_bytes_per_s` (nominal x the measured ring efficiency); NVLS all_reduce delivers
-    ``B x NVLS_EFFICIENCY / (1 + 1/n)`` algorithm bandwidth (:data:`~gpucomm.model.hardware.calibration.NVLS_EFFICIENCY`).
+    ``B x NVLS_EFFICIENCY / (1 + 1/n)`` algorithm bandwidth (:data:`~gpucomm.model.hardware.calibration.NVLS_EFFICIENCY`,
+    fitted on Hopper; Blackwell's takes NCCL's ratio of ``nvlsEfficiency``, 0.74 / 0.85).
     Across nodes the NIC rate already carries the network efficiency (1.0 is returned)."""
     if fabric.num_nodes > 1:
         return 1.0
@@ -543,7 +544,10 @@ def _delivered_bw_ratio(fabric: Fabric, n: int, comm: nt.Comm, table: nt.TunerTa
         planned = table.bw_bytes_per_s.get((collective, algorithm, "Simple"), 0.0)
         if collective != "all_reduce" or not planned:
             return 1.0
-        return fabric.link.bw_bytes_per_s * cal.NVLS_EFFICIENCY.value / (1 + 1 / n) / planned
+        # the fit is Hopper's; other generations keep NCCL's own ratio of NVLS efficiencies (nvlsEfficiency)
+        arch = nt.compcap_index(comm.compute_capability)
+        arch_ratio = nt.NVLS_EFFICIENCY[arch] / nt.NVLS_EFFICIENCY[nt.ARCHS.index("hopper")]
+        return fabric.link.bw_bytes_per_s * cal.NVLS_EFFICIENCY.value * arch_ratio / (1 + 1 / n) / planned
     ring = comm.graph("ring")
     planned_bus = ring.num_channels * ring.bw_intra_gbps * 1e9
     return per_gpu_bw_bytes_per_s(fabric, n) / planned_bus if planned_bus else 1.0

@@ -285,6 +285,13 @@ SWEEPS = (
           why="ml-engineering's later timing queues up to 10 back-to-back calls behind ~2 ms of GPU work and divides "
               "the elapsed time by the calls, one process per GPU; the same node's nccl-tests run (bundled beside "
               "it) agrees within 2 %, 3-7 % lower from 1 to 16 MiB"),
+    Sweep("S17", "8x B200 (AWS P6-B200, NVSwitch), torch.distributed all_reduce, NCCL 2.27.7",
+          "mleng_8xB200_torch_allreduce.csv", system_fabric("dgx_b200"), "2.27.7", min_bytes=32 * 2**10,
+          why="ml-engineering's all_reduce_bench.py of August 2026 times one call per trial after a barrier (launch "
+              "'sync'); the DGX B200 entry of the catalog stands for the P6-B200's 8 B200 and NVSwitch; NVLS "
+              "delivers NCCL's Blackwell share of the Hopper fit (nvlsEfficiency 0.74 / 0.85); from 512 MiB to 4 GiB "
+              "the sweep sits at 690-740 GB/s and jumps to 839 at 8 GiB, which no single algorithm of the model does",
+          launch="sync"),
     Sweep("S01", "2 nodes x 8 H100 SXM (HGX), 8x 400 Gb/s InfiniBand", "nccl_logs/S01.txt",
           system_fabric("dgx_h100", num_nodes=2), "2.26.2", fitted_below_bytes=2**20,
           fitted_why="the network latency scale (TUNER_LATENCY_SCALE['net']) is fitted on this sweep below 1 MiB",
@@ -366,8 +373,8 @@ SWEEPS = (
 )
 """Every bundled sweep compared size by size. Fits used the H200 v5 sweep below 64 MiB, the GB200, 2-node H100
 (InfiniBand) and 2-node A100 (RoCE) sweeps below 1 MiB, and the 8x A100 all_gather (S09) from 32 KiB to 2 MiB
-(each sweep's ``fitted_why``); every other sweep is wholly out of sample (the Azure A100 and both 8x H200
-torch.distributed sweeps, the 4-node H100 sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps, S08, S10-S13,
+(each sweep's ``fitted_why``); every other sweep is wholly out of sample (the Azure A100 sweep, the two 8x H200 and
+the 8x B200 torch.distributed sweeps, the 4-node H100 sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps, S08, S10-S13,
 S15), as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's header says (nccl-tests
 ``nGpus``) or, for a page without one, the command that produced it (the Azure guide runs ``-g`` with every GPU of
 the VM); ``launch`` is how the calls were timed."""

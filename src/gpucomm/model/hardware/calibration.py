@@ -108,8 +108,10 @@ NVLS_EFFICIENCY = Parameter(
     "(case C10, in-sample). With in-switch reduction each GPU's link carries S (1 + 1/n) per direction (its share of "
     "every slice up to the switch, the reduced slices back by multicast), so the efficiency is 275 x (1 + 1/8) / 450 = "
     "0.6875. Out of sample it gives the 8x H200 sweep's 275.6 GB/s at 16 GiB (case C13) and NCCL issue #1455's busbw "
-    "for 5..7 GPUs (420/440/460 GB/s). NCCL's tuner uses nvlsEfficiency 0.85 for Hopper (src/graph/tuning.cc) on a "
-    "different bandwidth base.")
+    "for 5..7 GPUs (420/440/460 GB/s). NCCL's tuner uses nvlsEfficiency 0.85 for Hopper and 0.74 for Blackwell "
+    "(src/graph/tuning.cc:139-144 at v2.30.7-1) on a different bandwidth base; the model keeps NCCL's ratio between "
+    "the two, so Blackwell's NVLS efficiency is this value x 0.74 / 0.85 (not fitted; checked out of sample on an 8x "
+    "B200 sweep, S17).")
 
 NVLS_LATENCY_S = Parameter(
     "nvls_latency_s", 93e-6, "s",
