@@ -20,8 +20,10 @@ parameter of :mod:`gpucomm.model.hardware.calibration` with its data:
   (:data:`~gpucomm.model.hardware.calibration.NVLS_PIPELINE_FILL_CHUNKS`);
 - a ring's LL steps move their data while their latency elapses (:data:`CUT_THROUGH_PROTOCOLS`): only the transfer
   beyond the steps' latency adds;
-- one host thread driving several GPUs sets a floor (``gpus_per_thread``,
-  :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S`).
+- one host thread driving several GPUs sets a floor on back-to-back eager calls (``gpus_per_thread``,
+  :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S`, plus
+  :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_CHANNEL_S` per channel before NCCL 2.13; none in a
+  CUDA graph or with ``sync``, whose launch term already holds the whole dispatch).
 
 The algorithms NCCL does not run (:data:`NOT_NCCL`: one-shot and two-shot custom all-reduce as vLLM and
 TensorRT-LLM run them, recursive halving-doubling, the explicit ``hierarchical`` schedule across nodes) and the
@@ -237,7 +239,8 @@ class CollectiveCost:
     """What one host thread takes to launch the call on all the GPUs it drives (``gpus_per_thread`` x
     :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_GPU_S`, plus
     :data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_CHANNEL_S` per channel before NCCL 2.13; eager
-    launch, more than one GPU per thread); ``time_s`` is at least this. 0 with one GPU per process or a CUDA graph."""
+    launch, more than one GPU per thread); ``time_s`` is at least this. 0 with one GPU per process, a CUDA graph or
+    ``sync``."""
     nccl_version: str = ""
     """The NCCL release followed (``"2.30.7"``), empty where the time is not NCCL's estimate."""
     nccl_time_s: float | None = None
@@ -623,9 +626,11 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
 CUT_THROUGH_PROTOCOLS = ("LL",)
 """Protocols whose ring steps overlap their transfer with their latency (:func:`_nccl_cost`): LL flags every 8-byte
 word (``union ncclLLFifoLine``, ``src/include/device.h`` at NCCL v2.30.7-1), so the next GPU reads and forwards
-data as it lands; NCCL's estimate adds the steps' latency to the whole transfer. Checked on the 8x H200 NCCL 2.30.7
-sweep (S16: +53-61 % below 1 MiB without it). LL128 (a flag per 128-byte line) would overlap as well, but the A100
-sweeps at 4-16 MiB, where NCCL runs it, are then too fast, so it is left additive; Simple waits for whole slices."""
+data as it lands; NCCL's estimate adds the steps' latency to the whole transfer. Chosen on the 8x H200 NCCL 2.30.7
+sweep (S16, in-sample below 1 MiB for this choice: +53-61 % without it). Against it: 4x V100 over PCIe in a CUDA graph
+at 4 KiB (case C41) comes out 17 % fast with it. LL128 (a flag per 128-byte line, forwarded per warp) would overlap as
+well, but the A100 sweeps at 4-16 MiB, where NCCL runs it, are then too fast, so it is left additive; Simple waits for
+whole slices."""
 
 
 def _host_floor_s(gpus_per_thread: int, launch: str, channels: int, nccl_version: tuple) -> float:

@@ -264,7 +264,8 @@ LOG_SWEEPS_CSV = "nccl_log_sweeps.csv"
 """In-place rows of the bundled nccl-tests logs that :data:`SWEEPS` names (``scripts/extract_log_sweeps.py``)."""
 
 _SUPERBENCH_NCCL = "2.10.3"
-"""NCCL release assumed for sweeps S08-S10: not printed; the fixture is dated 2021-07-13, when 2.10.3 was the latest."""
+"""NCCL release assumed for sweeps S08-S10: not printed; the fixture was committed on 2021-07-13, when 2.10.3
+(tagged 2021-07-08) was the latest, so the run used it or an older one; for the model only "before 2.13" matters."""
 
 _ALL_GATHER_SIZE = "nccl-tests' size column: the gathered buffer, ranks x each rank's part"
 
@@ -282,6 +283,9 @@ SWEEPS = (
           launch="sync"),
     Sweep("S16", "8x H200 SXM (NVSwitch), torch.distributed all_reduce back to back, NCCL 2.30.7",
           "mleng_8xH200_nccl2307_allreduce.csv", system_fabric("dgx_h200"), "2.30.7", min_bytes=32 * 2**10,
+          fitted_below_bytes=2**20,
+          fitted_why="the LL overlap (cost.CUT_THROUGH_PROTOCOLS, a choice of form, no parameter) was chosen on this "
+                     "sweep below 1 MiB, where NCCL's additive estimate was 53-61 % slow",
           why="ml-engineering's later timing queues up to 10 back-to-back calls behind ~2 ms of GPU work and divides "
               "the elapsed time by the calls, one process per GPU; the same node's nccl-tests run (bundled beside "
               "it) agrees within 2 %, 3-7 % lower from 1 to 16 MiB"),
@@ -335,8 +339,9 @@ SWEEPS = (
               "the host floor per GPU, fitted on a DGX A100 (EPYC Rome 7742), is below this EPYC 7542's", gpus_per_thread=8),
     Sweep("S08", "8x A100 SXM4 40GB (NVSwitch), all_reduce, one process (-g 8)", "nccl_logs/S08.txt",
           system_fabric("dgx_a100"), _SUPERBENCH_NCCL, min_bytes=8,
-          why="Microsoft SuperBench's test fixture (2021-07-13): NCCL release not stated, 2.10.3 assumed (the last "
-              "release before that date); the machine type is not named (8x A100 SXM4 in one box: an HGX A100 "
+          why="Microsoft SuperBench's test fixture (committed 2021-07-13): NCCL release not stated, 2.10.3 assumed "
+              "(the latest release then; any release before 2.13 enqueues per channel, which is what matters here); "
+              "the machine type is not named (8x A100 SXM4 in one box: an HGX A100 "
               "board); one process drives the 8 GPUs (-g 8), whose launches, one work slot per channel in that "
               "release, set the time up to 1 MiB", gpus_per_thread=8),
     Sweep("S09", "8x A100 SXM4 40GB (NVSwitch), all_gather, one process (-g 8)", "nccl_logs/S09.txt",
@@ -373,7 +378,8 @@ SWEEPS = (
 )
 """Every bundled sweep compared size by size. Fits used the H200 v5 sweep below 64 MiB, the GB200, 2-node H100
 (InfiniBand) and 2-node A100 (RoCE) sweeps below 1 MiB, and the 8x A100 all_gather (S09) from 32 KiB to 2 MiB
-(each sweep's ``fitted_why``); every other sweep is wholly out of sample (the Azure A100 sweep, the two 8x H200 and
+(each sweep's ``fitted_why``; the 8x H200 NCCL 2.30.7 sweep's sizes below 1 MiB chose the LL overlap); every other
+sweep is wholly out of sample (the Azure A100 sweep, the two 8x H200 and
 the 8x B200 torch.distributed sweeps, the 4-node H100 sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps, S08, S10-S13,
 S15), as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's header says (nccl-tests
 ``nGpus``) or, for a page without one, the command that produced it (the Azure guide runs ``-g`` with every GPU of
@@ -426,6 +432,54 @@ def small_message_floor_us(log: str) -> float:
                              if r["log"] == log and 64 <= int(r["bytes"]) <= 16384)
 
 
+def host_cost_per_channel_s(sweep_id: str) -> float:
+    """How much a single-process sweep's time per GPU driven grows per channel NCCL runs, from 32 KiB to 1 MiB.
+
+    The least-squares slope of (time / ``gpus_per_thread``) against the channels NCCL runs at each size
+    (:func:`~gpucomm.model.nccl_tuner.channels_and_threads` through :func:`~gpucomm.model.cost.collective_cost`, the
+    sweep's NCCL release): where the host thread sets the time, its cost per channel
+    (:data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_CHANNEL_S` is this on sweep S09).
+
+    Parameters
+    ----------
+    sweep_id : str
+        A sweep of :data:`SWEEPS` (``"S09"``).
+
+    Returns
+    -------
+    float
+        Seconds per channel per GPU driven.
+
+    Raises
+    ------
+    StopIteration
+        If no sweep has that id.
+    statistics.StatisticsError
+        If the sweep runs one channel count over the whole range.
+
+    Examples
+    --------
+    >>> round(host_cost_per_channel_s("S09") * 1e6, 2)
+    0.21
+    """
+    s = next(s for s in SWEEPS if s.sweep_id == sweep_id)
+    channels, per_gpu_s = [], []
+    for r in _sweep_rows(s):
+        size, n = int(r["bytes"]), int(r["n_gpus"])
+        if 32 * 2**10 <= size <= 2**20:
+            c = collective_cost(s.collective, size, num_ranks=n, fabric=s.fabric, algorithm=s.algorithm,
+                                nccl_version=s.nccl_version or DEFAULT_NCCL_VERSION)
+            channels.append(c.num_channels)
+            per_gpu_s.append(_measured_us(s, r, size, n) * 1e-6 / s.gpus_per_thread)
+    return statistics.linear_regression(channels, per_gpu_s).slope
+
+
+def _measured_us(s: Sweep, r: dict, size: int, n: int) -> float:
+    """A sweep row's time: as printed in a log; from its busbw through nccl-tests' factor on a page quoting busbw."""
+    return float(r["time_us"]) if r.get("time_us") else size * busbw_factor(s.collective, n) / (
+        float(r["busbw_GBps"]) * 1e9) * 1e6
+
+
 def _sweep_rows(s: Sweep) -> list[dict]:
     if s.source.startswith("nccl_logs/"):
         log = s.source.split("/")[1].removesuffix(".txt")
@@ -443,9 +497,7 @@ def _sweep(s: Sweep) -> list[Result]:
         cost = collective_cost(s.collective, size, num_ranks=n, fabric=s.fabric, algorithm=s.algorithm,
                                nccl_version=s.nccl_version or DEFAULT_NCCL_VERSION, gpus_per_thread=s.gpus_per_thread,
                                launch=s.launch)
-        # a log gives the time as printed; a page quoting busbw alone gives it through nccl-tests' busbw factor
-        measured_us = float(r["time_us"]) if r.get("time_us") else \
-            size * busbw_factor(s.collective, n) / (busbw * 1e9) * 1e6
+        measured_us = _measured_us(s, r, size, n)
         group = "small_latency" if size <= SMALL_MESSAGE_MAX_BYTES else "sweep"
         in_sample = size < s.fitted_below_bytes or size in s.fitted_sizes
         label = r.get("size_label") or r.get("payload") or format_size(size).replace(" ", "")

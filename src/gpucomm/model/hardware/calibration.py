@@ -109,9 +109,10 @@ NVLS_EFFICIENCY = Parameter(
     "every slice up to the switch, the reduced slices back by multicast), so the efficiency is 275 x (1 + 1/8) / 450 = "
     "0.6875. Out of sample it gives the 8x H200 sweep's 275.6 GB/s at 16 GiB (case C13) and NCCL issue #1455's busbw "
     "for 5..7 GPUs (420/440/460 GB/s). NCCL's tuner uses nvlsEfficiency 0.85 for Hopper and 0.74 for Blackwell "
-    "(src/graph/tuning.cc:139-144 at v2.30.7-1) on a different bandwidth base; the model keeps NCCL's ratio between "
-    "the two, so Blackwell's NVLS efficiency is this value x 0.74 / 0.85 (not fitted; checked out of sample on an 8x "
-    "B200 sweep, S17).")
+    "(src/graph/tuning.cc:139-144 at v2.30.7-1, a table of the tuner since 2.28) on a different bandwidth base. For "
+    "Blackwell the model borrows NCCL's ratio between the two as a proxy for what NVLS delivers there, whatever the "
+    "release: this value x 0.74 / 0.85 (not fitted; checked out of sample on an 8x B200 sweep of NCCL 2.27.7, S17, "
+    "whose tuner had no such table).")
 
 NVLS_LATENCY_S = Parameter(
     "nvls_latency_s", 93e-6, "s",
@@ -155,9 +156,9 @@ TUNER_LATENCY_SCALE = {
         "with one thread per GPU on a DGX A100 (8 GPUs, ring, one channel, 8 B: LL ~21 us, LL128 ~32 us, Simple ~84 "
         "us; cases C22t, in-sample), the least-squares value of log(predicted / measured) over the three (0.92x, "
         "1.45x and 0.75x of them). The single-process A100 sweeps (Azure ND A100 v4, S08-S10) cannot give it: below "
-        "1 MiB their times are the host thread's. From 4 to 32 MiB the 8x A100 sweeps take 15-55 % longer than the "
-        "model gives with this value; a scale of 2.0 fitted on the Azure sweep used to cover that, and overstated "
-        "the one-thread-per-GPU times up to 2.65x."),
+        "1 MiB their times are the host thread's. From 4 to 32 MiB the model with this value is 16-56 % short of the "
+        "8x A100 sweeps; a scale of 2.0 fitted on the Azure sweep used to cover that, and overstated the "
+        "one-thread-per-GPU times up to 2.65x."),
     "nvlink4": Parameter(
         "tuner_latency_scale_nvlink4", 1.08, "multiple of NCCL's tuner latency",
         "https://github.com/Azure/AI-benchmarking-guide/blob/7f20e5fa/Azure_Results/ND_H200_v5_results.md",
@@ -180,8 +181,9 @@ TUNER_LATENCY_SCALE = {
     "pci": Parameter(
         "tuner_latency_scale_pci", 1.0, "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
-        "Not a fit: NCCL's own PCI row (1 us per LL step) matches a PCIe P2P measurement out of sample: 4x V100 "
-        "behind a PCIe switch at 4 KiB in a CUDA graph, 19.4 us against 18.1 us (case C41). The 8x RTX 5090 at 8 B "
+        "Not a fit: NCCL's own PCI row (1 us per LL step). Out of sample, 4x V100 behind a PCIe switch at 4 KiB in a "
+        "CUDA graph took 19.4 us (case C41): NCCL's estimate plus the graph launch gives 18.1 us, and the model, which "
+        "overlaps LL's transfer with its steps' latency (cost.CUT_THROUGH_PROTOCOLS), is 17 % fast. The 8x RTX 5090 at 8 B "
         "(case P01s) ran from one process, so its 25.5 us cannot separate NCCL's latency from the host thread's."),
     "shm": Parameter(
         "tuner_latency_scale_shm", 2.0, "multiple of NCCL's tuner latency",
@@ -254,7 +256,7 @@ LAUNCH_S = {
         "One torch.distributed call at a time, timed from before the host dispatches it (barrier, CUDA event, "
         "all_reduce, event, synchronize: a program that waits for each result): PyTorch's host overhead per call "
         "is then part of the time. Not a fit: the middle of the '20-30 us of host overhead per call' that "
-        "ml-engineering's benchmark README gives for PyTorch, the 8x H200 node of its sweeps."),
+        "ml-engineering's benchmark README gives for PyTorch."),
 }
 """Launch term per call by launch mode, added to NCCL's estimate (which has none): eager and graph for back-to-back
 calls, sync for one call at a time through PyTorch."""
@@ -276,39 +278,22 @@ HOST_LAUNCH_PER_GPU_S = Parameter(
 
 
 HOST_LAUNCH_PER_CHANNEL_S = Parameter(
-    "host_launch_per_channel_s", 0.209e-6, "s per channel per GPU per call",
+    "host_launch_per_channel_s", 0.210e-6, "s per channel per GPU per call",
     "https://github.com/NVIDIA/nccl/blob/v2.10.3-1/src/enqueue.cc",
     "A fit, for NCCL releases before 2.13 only (:data:`PER_CHANNEL_ENQUEUE_UNTIL`). Those releases enqueue a "
-    "collective one channel at a time: ncclEnqueueCollKernel (enqueue.cc:636-660 at v2.10.3-1) claims, clears and "
-    "fills one work slot of each channel's FIFO in host-mapped memory (getNextOp, :134-153), so the host's time per "
-    "call grows with the channels NCCL runs at that size (1 channel at 32 KiB, 24 from 1 MiB on 8x A100). "
-    "Least-squares slope through the origin of (time / GPUs driven - HOST_LAUNCH_PER_GPU_S) against those channels "
-    "on sweep S09 (8x A100 all_gather, -g 8, NCCL of mid-2021) from 32 KiB to 2 MiB, where the host sets the time "
-    "(in-sample); the same run's all_reduce (S08) and reduce_scatter (S10) give 0.26 and 0.22 us (out of sample). "
-    "From 2.13 a collective is one entry of a kernel plan (ncclKernelPlan): the single-process sweeps of 2.18-2.29 "
-    "(Azure A100, S05, S11-S13) rise by 0.02-0.06 us per channel per GPU, which the model leaves out.")
+    "collective one channel at a time: ncclEnqueueCollKernel (enqueue.cc:637-660 at v2.10.3-1) calls getNextOp "
+    "(:134-153) once per channel, which waits until that channel's slot of a FIFO in host-mapped memory is free, "
+    "clears it and fills it, so the host's time per call grows with the channels NCCL runs at that size (1 channel "
+    "at 32 KiB, 24 from 1 MiB on 8x A100). The least-squares slope of a single-process sweep's time per GPU driven "
+    "against those channels from 32 KiB to 1 MiB (validation.host_cost_per_channel_s) on sweep S09 (8x A100 "
+    "all_gather, -g 8, NCCL of mid-2021; in-sample); the same run's all_reduce (S08) and reduce_scatter (S10) give "
+    "the same within 4 %, though they share its host. From 2.13 the host builds each channel's work into a kernel "
+    "plan (ncclKernelPlan) and copies it to the FIFO in one pass, without the per-slot wait and clearing: the "
+    "single-process sweeps of 2.18-2.29 (Azure A100, S05, S11-S13) rise by a twentieth to a fifth as much per "
+    "channel, which the model leaves out.")
 
 PER_CHANNEL_ENQUEUE_UNTIL = (2, 13, 0)
-"""The first NCCL release without per-channel work slots on the host (v2.13.4-1's enqueue.cc builds an
-``ncclKernelPlan``; v2.12.12-1's still calls ``getNextOp`` per channel): :data:`HOST_LAUNCH_PER_CHANNEL_S`
-applies below it."""
-
-
-HOST_LAUNCH_PER_CHANNEL_S = Parameter(
-    "host_launch_per_channel_s", 0.209e-6, "s per channel per GPU per call",
-    "https://github.com/NVIDIA/nccl/blob/v2.10.3-1/src/enqueue.cc",
-    "A fit, for NCCL releases before 2.13 only (:data:`PER_CHANNEL_ENQUEUE_UNTIL`). Those releases enqueue a "
-    "collective one channel at a time: ncclEnqueueCollKernel (enqueue.cc:636-660 at v2.10.3-1) claims, clears and "
-    "fills one work slot of each channel's FIFO in host-mapped memory (getNextOp, :134-153), so the host's time per "
-    "call grows with the channels NCCL runs at that size (1 channel at 32 KiB, 24 from 1 MiB on 8x A100). "
-    "Least-squares slope through the origin of (time / GPUs driven - HOST_LAUNCH_PER_GPU_S) against those channels "
-    "on sweep S09 (8x A100 all_gather, -g 8, NCCL of mid-2021) from 32 KiB to 2 MiB, where the host sets the time "
-    "(in-sample); the same run's all_reduce (S08) and reduce_scatter (S10) give 0.26 and 0.22 us (out of sample). "
-    "From 2.13 a collective is one entry of a kernel plan (ncclKernelPlan): the single-process sweeps of 2.18-2.29 "
-    "(Azure A100, S05, S11-S13) rise by 0.02-0.06 us per channel per GPU, which the model leaves out.")
-
-PER_CHANNEL_ENQUEUE_UNTIL = (2, 13, 0)
-"""The first NCCL release without per-channel work slots on the host (v2.13.4-1's enqueue.cc builds an
+"""The first NCCL release that builds a call's per-channel work into a kernel plan (v2.13.4-1's enqueue.cc:
 ``ncclKernelPlan``; v2.12.12-1's still calls ``getNextOp`` per channel): :data:`HOST_LAUNCH_PER_CHANNEL_S`
 applies below it."""
 
