@@ -237,9 +237,13 @@
                                                                              yanchor: "top", pad: {t: 10, b: 10, l: 12, r: 12}}));
     update.legend = Object.assign({}, gd.layout.legend || {}, {orientation: "h", x: 0, xanchor: "left",
                                                                yanchor: "top", y: -60 / plotPx});
-    Object.assign(update, {"margin.t": top, "margin.l": marginL, "margin.r": marginR, "margin.b": 400,
-                           height: top + plotPx + 400});
-    setHeight(gd, top + plotPx + 400);
+    // Room enough below for the provisional legend (one row per entry at this width): were it to overflow, plotly
+    // would grow the margin into the plot and the second pass would measure axis labels that moved.
+    const entries = (gd.data || []).filter(t => t.showlegend !== false).length;
+    const provisional = Math.max(400, 120 + 24 * entries);
+    Object.assign(update, {"margin.t": top, "margin.l": marginL, "margin.r": marginR, "margin.b": provisional,
+                           height: top + plotPx + provisional});
+    setHeight(gd, top + plotPx + provisional);
     if (sliders.length) update.sliders = sliders;
     await window.Plotly.relayout(gd, update);
 

@@ -289,7 +289,7 @@ SWEEPS = (
           why="ml-engineering's later timing queues up to 10 back-to-back calls behind ~2 ms of GPU work and divides "
               "the elapsed time by the calls, one process per GPU; the same node's nccl-tests run (bundled beside "
               "it) agrees within 2 %, 3-7 % lower from 1 to 16 MiB"),
-    Sweep("S17", "8x B200 (AWS P6-B200, NVSwitch), torch.distributed all_reduce, NCCL 2.27.7",
+    Sweep("S17", "8x B200 (AWS P6-B200) behind NVSwitch, torch.distributed all_reduce, NCCL 2.27.7",
           "mleng_8xB200_torch_allreduce.csv", system_fabric("dgx_b200"), "2.27.7", min_bytes=32 * 2**10,
           why="ml-engineering's all_reduce_bench.py of August 2026 times one call per trial after a barrier (launch "
               "'sync'); the DGX B200 entry of the catalog stands for the P6-B200's 8 B200 and NVSwitch; NVLS "
