@@ -53,9 +53,9 @@ def test_sizes_with_wrong_elements_are_left_out_with_one_line(tmp_path, capsys):
     assert code == 2 and out == "" and err.count("\n") == 1 and "every record of results file" in err
 
 
-def test_partial_log_takes_the_shape_from_the_flags(tmp_path, capsys):
-    """C28 says neither collective nor ranks: before, 'number of GPUs None is not valid' even with --gpus."""
-    path = parsed(tmp_path, capsys, "c28", bundled_log_text("C28"))
+def test_partial_log_takes_the_shape_from_the_flags(tmp_path, capsys, shapeless_log):
+    """A log that says neither collective nor ranks: before, 'number of GPUs None is not valid' even with --gpus."""
+    path = parsed(tmp_path, capsys, "shapeless", shapeless_log)
     code, out, err = run(capsys, "fit", path, "--link", "nvlink3", "--gpus", "2")
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "does not say which collective the sweep ran" in err

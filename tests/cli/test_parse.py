@@ -105,8 +105,8 @@ def test_standard_input(capsys, monkeypatch):
     assert code == 0 and "parsed standard input" in out and "[stopped_early]" in out
 
 
-def test_overrides_for_a_log_that_does_not_say(tmp_path, capsys):
-    path = write_log(tmp_path, "c28.txt", bundled_log_text("C28"))
+def test_overrides_for_a_log_that_does_not_say(tmp_path, capsys, shapeless_log):
+    path = write_log(tmp_path, "shapeless.txt", shapeless_log)
     code, out, _ = run(capsys, path)
     assert code == 0 and "[unknown_shape]" in out
     code, out, _ = run(capsys, path, "--collective", "all_reduce", "--ranks", "2", "--json")

@@ -20,7 +20,7 @@ from gpucomm.model.collectives import busbw_factor
 
 EXPECTED_WARNINGS = {
     "C01": [], "C02": [], "C03": ["busbw_drop"], "C04": ["in_place_outlier", "busbw_dip"], "C05": [], "C06": [],
-    "C07": ["busbw_drop", "busbw_drop"], "C08": [], "C28": ["legacy_size", "no_summary"], "C29": ["stopped_early"],
+    "C07": ["busbw_drop", "busbw_drop"], "C08": [], "C28": ["old_all_gather_bw", "no_summary"], "C29": ["stopped_early"],
     "S01": ["in_place_outlier"], "S02": ["in_place_outlier", "busbw_dip"], "S03": [],
     "S06": [], "S07": [], "S08": ["duplicate_size"], "S09": ["duplicate_size"], "S10": ["duplicate_size"], "S11": [],
     "S12": ["duplicate_size", "in_place_outlier"], "S13": ["duplicate_size"], "S14": [], "S15": [],
@@ -28,7 +28,7 @@ EXPECTED_WARNINGS = {
 EXPECTED_ROWS = {"C01": 4, "C02": 4, "C03": 4, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 31, "C28": 13, "C29": 4,
                  "S01": 32, "S02": 32, "S03": 24, "S06": 25, "S07": 25, "S08": 34, "S09": 34, "S10": 34, "S11": 31,
                  "S12": 31, "S13": 31, "S14": 31, "S15": 10}
-EXPECTED_RANKS = {"C01": 2, "C02": 4, "C03": 2, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 16, "C28": None, "C29": 2,
+EXPECTED_RANKS = {"C01": 2, "C02": 4, "C03": 2, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 16, "C28": 2, "C29": 2,
                   "S01": 16, "S02": 32, "S03": 16, "S06": 8, "S07": 8, "S08": 8, "S09": 8, "S10": 8, "S11": 4, "S12": 4,
                   "S13": 4, "S14": 16, "S15": 8}
 
@@ -54,8 +54,8 @@ def test_bundled_log_rows_ranks_and_warnings(name):
 @pytest.mark.parametrize("name", sorted(EXPECTED_ROWS))
 def test_every_row_matches_the_text_and_the_busbw_factor(name):
     """Each record is its line's numbers; busbw / algbw is the nccl-tests factor for the log's rank count."""
-    # C28 names neither; S03's command is a wrapper script (run_nccl_tests.sh -t all_gather) the parser does not read
-    overrides = {"C28": {"collective": "all_reduce", "num_ranks": 2}, "S03": {"collective": "all_gather"},
+    # S03's command is a wrapper script (run_nccl_tests.sh -t all_gather) the parser does not read
+    overrides = {"S03": {"collective": "all_gather"},
                  "S09": {"collective": "all_gather"}}
     log = read_bundled_log(name, **overrides.get(name, {}))
     lines = bundled_log_text(name).splitlines()
@@ -65,9 +65,12 @@ def test_every_row_matches_the_text_and_the_busbw_factor(name):
         half = tokens[-4:] if r.in_place else tokens[-8:-4]
         assert (float(half[0]), float(half[1]), float(half[2])) == (r.time_us, r.algbw_gbps, r.busbw_gbps)
         if r.algbw_gbps >= 1:
-            factor = busbw_factor(log.metadata["collective"], log.metadata["num_ranks"])
+            # nccl-tests before 2020-06-19 printed all_gather's algbw as (n-1)/n of size / time, busbw = algbw (C28)
+            old = log.metadata.get("old_all_gather_bw")
+            factor = 1.0 if old else busbw_factor(log.metadata["collective"], log.metadata["num_ranks"])
+            ratio = (old - 1) / old if old else 1.0
             assert r.busbw_gbps == pytest.approx(r.algbw_gbps * factor, abs=0.005 * factor + 0.0051)
-            assert r.algbw_gbps == pytest.approx(r.size_bytes / (r.time_us * 1e3), rel=0.01, abs=0.011)
+            assert r.algbw_gbps == pytest.approx(ratio * r.size_bytes / (r.time_us * 1e3), rel=0.01, abs=0.011)
 
 
 def test_log_sweeps_csv_is_what_the_parser_reads_from_the_logs():
@@ -112,13 +115,37 @@ def test_c08_header_devices_and_multiline_command():
     assert log.metadata["avg_busbw_gbps"] == 70.742
 
 
-def test_c28_legacy_layout_sizes():
-    log = read_bundled_log("C28", collective="all_reduce", num_ranks=2)
+def test_c28_is_all_gather_of_nccl_tests_before_2020_06_19():
+    """Blank redop column, size = 2 x count x 4 B, algbw = count x 4 x (n-1) / time = busbw: old all_gather_perf."""
+    log = read_bundled_log("C28")
     first = log.out_of_place()[0]
     assert log.metadata["layout"] == "legacy_no_redop"
-    assert (first.printed_size_bytes, first.size_bytes, first.count) == (32768, 16384, 4096)
+    assert (first.printed_size_bytes, first.size_bytes, first.count) == (32768, 32768, 4096)
     assert first.redop is None and first.root is None and first.wrong is None and first.max_error == 0.0
-    assert log.metadata["collective_source"] == "argument"
+    m = log.metadata
+    assert (m["collective"], m["collective_source"], m["num_ranks"], m["num_ranks_source"]) == (
+        "all_gather", "size/count", 2, "size/count")
+    last = log.as_results()[-1]  # today's definitions: algbw = size / time, busbw = algbw x (n-1)/n
+    assert last["algbw_bytes_per_s"] == pytest.approx(134217728 / 3298.6e-6, rel=0.01)
+    assert last["busbw_bytes_per_s"] == pytest.approx(last["algbw_bytes_per_s"] / 2, rel=0.01)
+    given = read_bundled_log("C28", collective="all_reduce", num_ranks=2)  # what this project assumed until 2026-12
+    assert [w.code for w in given.warnings].count("contradiction") == 1
+
+
+def test_all_gather_rows_with_todays_algbw_are_not_taken_for_old_ones():
+    """The same rows with algbw = size / time and busbw = algbw / 2 (today's all_gather on 2 ranks) keep the
+    layout's usual inference: no old_all_gather_bw warning."""
+    lines = []
+    for line in bundled_log_text("C28").splitlines():
+        t = line.split()
+        if not line.startswith("#") and len(t) == 11:
+            size, time = int(t[0]), float(t[3])
+            algbw = size / (time * 1e3)
+            t[4:6] = (f"{algbw:.2f}", f"{algbw / 2:.2f}")
+            line = "  ".join(t)
+        lines.append(line)
+    log = parse_nccl_tests("\n".join(lines) + "\n")
+    assert "old_all_gather_bw" not in log.warning_codes() and "old_all_gather_bw" not in log.metadata
 
 
 def test_c29_version_and_early_stop():
@@ -128,12 +155,12 @@ def test_c29_version_and_early_stop():
     assert "65536 B" in log.warnings[0].message and "8589934592" in log.warnings[0].message
 
 
-def test_as_results_feeds_the_measured_plot():
+def test_as_results_feeds_the_measured_plot(shapeless_log):
     results = read_bundled_log("C08").as_results()
     assert len(results) == 31 and results[0]["msg_bytes"] == 8 and results[0]["num_ranks"] == 16
     assert results[-1]["busbw_bytes_per_s"] == pytest.approx(338.82e9)
     with pytest.raises(GpucommError, match="which collective"):
-        read_bundled_log("C28").as_results()
+        parse_nccl_tests(shapeless_log).as_results()
 
 
 # --- synthetic logs: formats and failures (numbers made up) --------------------------------------------------

@@ -67,7 +67,8 @@ Warnings (:class:`LogWarning`, ``code`` in brackets) flag:
 * ``contradiction``: a collective or rank count given by the caller that differs from what the log
   says, or whose bus-bandwidth factor does not match busbw / algbw (both values named);
 * ``several_runs`` (the text read as one sweep), ``empty_run`` (a run that printed no row);
-* ``legacy_size``, ``algbw_mismatch``, ``duplicate_size``, ``incomplete_row``, ``bad_row``,
+* ``old_all_gather_bw`` (all_gather of nccl-tests before 2020-06-19, whose algbw was (n-1)/n of today's);
+* ``algbw_mismatch``, ``duplicate_size``, ``incomplete_row``, ``bad_row``,
   ``interleaved_runs``: format problems.
 
 The parser never raises anything but :class:`gpucomm.GpucommError`, and raises it only when the
@@ -150,8 +151,8 @@ class Record:
     Attributes
     ----------
     size_bytes : int
-        Bytes that algbw refers to (nccl-tests' ``size`` column; in the oldest layout, where
-        that column is doubled, ``count x type size``).
+        nccl-tests' ``size`` column: the bytes today's algbw refers to (all_gather's gathered buffer,
+        ``n x count x type size``).
     count : int
         Elements, as printed (per rank for all_gather, reduce_scatter and all_to_all).
     type : str
@@ -280,7 +281,8 @@ class ParsedLog:
                                "a '# Using devices' list, or rows whose busbw/algbw ratio gives them")
         rows = self.in_place() if in_place else self.out_of_place()
         return [{"record": "result", "collective": collective, "num_ranks": n, "msg_bytes": r.size_bytes,
-                 "time_s": r.time_s, "algbw_bytes_per_s": r.algbw_bytes_per_s, "busbw_bytes_per_s": r.busbw_bytes_per_s,
+                 "time_s": r.time_s, "algbw_bytes_per_s": r.algbw_bytes_per_s / _algbw_factor(self.metadata),
+                 "busbw_bytes_per_s": r.busbw_bytes_per_s,
                  "num_wrong": r.wrong} for r in rows if r.time_s is not None and r.time_s > 0]
 
 
@@ -712,7 +714,7 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
     pending_command = ""
     devices: list[dict] = []
     seen_headers = 0
-    legacy_rows: list[int] = []  # indices into records of rows whose size may be doubled
+    legacy_rows: list[int] = []  # indices into records of old-layout rows (error column)
     incomplete: list[int] = []
     unplaced: list[int] = []  # rows with one half's columns where nothing says which half is blank
     bad: list[int] = []
@@ -915,7 +917,7 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
         warnings.append(LogWarning("interleaved_runs", f"{seen_headers} 'nThread ... nGpus' header lines: several runs "
                                                        "are printed together (or a run without MPI=1 under mpirun)"))
 
-    _fix_legacy_sizes(records, legacy_rows, warnings)
+    _old_all_gather(records, legacy_rows, meta, warnings)
 
     if incomplete:
         warnings.append(LogWarning("incomplete_row", f"line(s) {_lines(incomplete)}: result row(s) with too few columns "
@@ -970,35 +972,39 @@ def _lines(numbers: list[int]) -> str:
     return shown + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
 
 
-def _fix_legacy_sizes(records: list[Record], legacy_rows: list[int], warnings: list[LogWarning]) -> None:
-    """Old layout: when size == 2 x count x type size and algbw matches count x type size, use the latter."""
-    votes: dict[int, bool] = {}
-    for i in legacy_rows:
-        r = records[i]
-        nominal = r.count * TYPE_BYTES.get(r.type.lower(), 0)
-        if nominal <= 0 or r.printed_size_bytes != 2 * nominal:
-            continue
-        implied = r.algbw_gbps * 1e9 * (r.time_us or 0.0) * 1e-6
-        if implied > 0 and r.algbw_gbps >= 0.05:
-            votes[i] = _log_ratio(implied, nominal) < _log_ratio(implied, r.printed_size_bytes)
-    if not votes:
+def _old_all_gather(records: list[Record], legacy_rows: list[int], meta: dict, warnings: list[LogWarning]) -> None:
+    """Recognise all_gather_perf rows of nccl-tests before 2020-06-19 (marks ``meta["old_all_gather_bw"]``).
+
+    Those versions printed all_gather with a blank redop column, the gathered size beside the per-rank count
+    (size = n x count x type size) and ``algbw = count x type size x (n - 1) / time`` with ``busbw = algbw``
+    (``AllGatherGetBw`` in ``src/all_gather.cu`` until nccl-tests commit ec1b5e2, "Change all_gather/reduce_scatter
+    algbw to match the documentation", 2020-06-19): busbw is today's, algbw ``(n - 1) / n`` of today's. Rows that fit
+    that definition to the printed precision give the collective and the rank count."""
+    rows = [records[i] for i in legacy_rows]
+    if meta.get("layout") != "legacy_no_redop" or not rows:
         return
-    doubled = sum(votes.values()) > len(votes) / 2
-    if not doubled:
+    n = _size_count_ranks(rows)
+    timed = [r for r in rows if r.time_us and r.algbw_gbps >= 0.05]
+    if n is None or n < 2 or not timed or not _factor_fits(timed, 1.0):
         return
-    changed = 0
-    for i in legacy_rows:
-        r = records[i]
-        nominal = r.count * TYPE_BYTES.get(r.type.lower(), 0)
-        if nominal > 0 and r.printed_size_bytes == 2 * nominal and votes.get(i, True):
-            records[i] = Record(nominal, r.count, r.type, r.redop, r.root, r.in_place, r.time_us, r.algbw_gbps,
-                                r.busbw_gbps, r.wrong, r.max_error, r.printed_size_bytes, r.line)
-            changed += 1
-    if changed:
-        warnings.append(LogWarning(
-            "legacy_size", f"old nccl-tests layout: the size column is twice count x type size while algbw is computed "
-            f"from count x type size; {changed // 2 or changed} row(s) use count x type size as the message size "
-            "(nccl-tests issue #44)"))
+    if any(abs(r.printed_size_bytes * (n - 1) / n / (r.time_us * 1e3) - r.algbw_gbps) > max(0.011, 0.03 * r.algbw_gbps)
+           for r in timed):
+        return
+    meta["old_all_gather_bw"] = n
+    if "collective" not in meta:
+        meta["collective"], meta["collective_source"] = "all_gather", "size/count"
+    if "num_ranks" not in meta:
+        meta["num_ranks"], meta["num_ranks_source"] = n, "size/count"
+    warnings.append(LogWarning(
+        "old_all_gather_bw", f"all_gather_perf of nccl-tests before 2020-06-19 on {n} ranks (no redop column, size = "
+        f"{n} x count x type size): its algbw is count x type size x (n-1) / time and its busbw equals it, so busbw "
+        f"is today's and algbw {n - 1}/{n} of today's size / time (nccl-tests commit ec1b5e2)"))
+
+
+def _algbw_factor(meta: dict) -> float:
+    """Printed algbw over size / time: 1, or (n-1)/n for all_gather of nccl-tests before 2020-06-19."""
+    n = meta.get("old_all_gather_bw")
+    return (n - 1) / n if n else 1.0
 
 
 SOURCE_WORDS = {"devices": "from the device list", "command": "from the command line", "log": "from the log's test name",
@@ -1137,7 +1143,8 @@ def _check_given_shape(records: list[Record], meta: dict, stated: dict, warnings
     rows = [r for r in _ratio_rows(records) if r.algbw_gbps >= 0.05]
     if not given or collective not in COLLECTIVES or not n or not rows:
         return
-    factor = busbw_factor(collective, n)
+    # busbw/algbw as printed: all_gather of nccl-tests before 2020-06-19 printed busbw = algbw
+    factor = busbw_factor(collective, n) / _algbw_factor(meta) if collective == "all_gather" else busbw_factor(collective, n)
     if _factor_fits(rows, factor):
         return
     best = max(rows, key=lambda r: r.algbw_gbps)
@@ -1188,8 +1195,9 @@ def _check_records(records: list[Record], meta: dict, warnings: list[LogWarning]
         warnings.append(LogWarning("duplicate_size", f"{len(dups)} size(s) appear more than once (first {dups[0]} B): "
                                                      "several runs are interleaved; each row is kept"))
 
+    ratio = _algbw_factor(meta)
     mismatched = [r for r in records if r.time_us and r.algbw_gbps >= 0.05
-                  and abs(r.size_bytes / (r.time_us * 1e3) - r.algbw_gbps) > max(0.011, 0.03 * r.algbw_gbps)]
+                  and abs(ratio * r.size_bytes / (r.time_us * 1e3) - r.algbw_gbps) > max(0.011, 0.03 * r.algbw_gbps)]
     if mismatched:
         r = mismatched[0]
         warnings.append(LogWarning(
