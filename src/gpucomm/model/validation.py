@@ -100,7 +100,7 @@ CASES = (
     Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", make_fabric(bridge_link("a40")),
          why="NCCL plans the A40 bridge at 4 NVLinks x 12 GB/s (sm86, topo.h), 40 GB/s busbw; the bridge delivers more, "
              "as the model's transfer assumes (its rate x the default NVLink ring efficiency)"),
-    Case("C28", "nvlink_large", "busbw", "all_gather, 2x RTX 2080 Ti with NVLink bridge, 128 MiB (NCCL 2.6)",
+    Case("C28", "nvlink_large", "busbw", "2x RTX 2080 Ti bridge, all_gather, 128 MiB (NCCL 2.6)",
          make_fabric(bridge_link("rtx_2080_ti")), collective="all_gather",
          disturbed="a faulty bridge, shown but not counted in the targets: the poster later found it not fully seated "
                    "(https://github.com/NVIDIA/nccl/issues/340, 2020-07-09; NCCL's maintainer in issue #557: some "
