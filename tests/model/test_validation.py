@@ -155,11 +155,16 @@ def test_sweep_figure_draws_every_sweep_point_and_marks_fits_and_disturbed_runs(
 def test_sweep_targets_of_the_model_issue_out_of_sample(results):
     from gpucomm.model.validation import SWEEPS, nvlink_sweep_ids, sweep_bands, targets
 
-    # on the NVLink/NVSwitch sweeps the bands below 1 MiB and from 64 MiB are met; 1-64 MiB is not (the 8x A100
-    # sweeps from 4 to 32 MiB, multi-node mid sizes)
+    # on the NVLink/NVSwitch sweeps the band from 64 MiB is met; 1-64 MiB is not (the 8x A100 sweeps from 4 to 32 MiB,
+    # multi-node mid sizes)
     met = {t.name: t.met for t in targets(results, sweeps=nvlink_sweep_ids())}
-    assert met["sweep median |error| >= 64 MiB (<= 12%)"] and met["sweep median |error| < 1 MiB (<= 12%)"], met
+    assert met["sweep median |error| >= 64 MiB (<= 12%)"], met
     assert not met["sweep median |error| 1-64 MiB (<= 12%)"], met
+    # below 1 MiB, single-process (-g 8) floors belong to the host: the ND H100 v5 sweep (S18) runs 3.2 us per GPU at
+    # 1 KiB and 5.3 from 64 KiB against the model's 4.24; without it the band would be met
+    assert not met["sweep median |error| < 1 MiB (<= 12%)"], met
+    without = {t.name: t.met for t in targets([r for r in results if r.sweep != "S18"], sweeps=nvlink_sweep_ids())}
+    assert without["sweep median |error| < 1 MiB (<= 12%)"], without
     assert nvlink_sweep_ids() == {s.sweep_id for s in SWEEPS} - {"S06", "S07"}
     # with the two 8x RTX 4090 PCIe sweeps the share within 15 % is lower still: host staging (S06) and the
     # cross-socket path (S07) are outside the model, and every such miss says why
@@ -172,7 +177,7 @@ def test_sweep_targets_of_the_model_issue_out_of_sample(results):
     # at least a third of the sweeps are out of every fit (the issue's rule)
     wholly_out = {s.sweep_id for s in SWEEPS} - {b.sweep for b in bands if b.in_sample}
     assert len(wholly_out) * 3 >= len(SWEEPS), wholly_out
-    assert {"Azure A100x8", "H200x8", "S17", "S02", "S06", "S07", "S08", "S11", "S15"} <= wholly_out
+    assert {"Azure A100x8", "H200x8", "S17", "S18", "S02", "S06", "S07", "S08", "S11", "S15"} <= wholly_out
     assert not any(b.in_sample for b in bands if b.sweep == "H200x8")
 
 

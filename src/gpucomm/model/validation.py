@@ -275,7 +275,10 @@ SWEEPS = (
     Sweep("Azure A100x8", "Azure ND A100 v4, 8x A100 SXM4 (NVSwitch), page-quoted busbw",
           "azure_a100_allreduce_busbw.csv", make_fabric("nvlink3"), "2.18.5", min_bytes=1024,
           why="the guide's script runs -g with every GPU of the VM: its small-message floor (about 5.4 us per GPU) is "
-              "this host's, above the model's; NCCL 2.18.5", gpus_per_thread=8),
+              "this host's, above the model's; NCCL 2.18.5. The page calls the column NVLS, but with NCCL_ALGO=NVLS "
+              "that release has no algorithm on A100 (no NVLS channels, ring and tree disabled: 'no algorithm/protocol "
+              "available', init.cc, tuning.cc and enqueue.cc at v2.18.5-1), so the quoted numbers come from another of "
+              "the script's runs (Tree or Ring, not said); the model takes NCCL's own choice (ring)", gpus_per_thread=8),
     Sweep("H200x8", "8x H200 SXM (NVSwitch), torch.distributed all_reduce", "mleng_8xH200_torch_allreduce.csv",
           make_fabric("nvlink4"), "2.27.7", min_bytes=32 * 2**10,
           why="ml-engineering's all_reduce_bench.py of August 2026 times one call per trial: barrier, CUDA event, "
@@ -319,6 +322,11 @@ SWEEPS = (
           fitted_why="the NVLink 4 latency scale is fitted below 1 MiB, the NVLS pipeline fill from 1 to 64 MiB",
           why="the page quotes the NVLS column of the guide's script, which runs nccl-tests once per NCCL_ALGO (Tree, "
               "Ring, NVLS, NVLSTree) with -g 8: NVLS at every size, as the model is forced to", gpus_per_thread=8),
+    Sweep("S18", "Azure ND H100 v5, 8x H100 (NVSwitch), page-quoted busbw", "azure_nd_h100_v5_allreduce_busbw.csv",
+          system_fabric("dgx_h100"), "2.18.5", algorithm="nvls", min_bytes=1024,
+          why="the same guide, script and page wording as S04 on H100 instead of H200 (NCCL 2.18.5): the NVLS column "
+              "of nccl-tests run once per NCCL_ALGO with -g 8, so NVLS at every size, as the model is forced to; "
+              "out of sample for the NVLink 4 latency scale and the NVLS fill fitted on S04", gpus_per_thread=8),
     Sweep("S05", "Azure ND GB200 v6, 4x GB200 (one VM of an NVL72), ring, page-quoted busbw",
           "azure_nd_gb200_v6_allreduce_busbw.csv", system_fabric("gb200_nvl72"), "2.25.1", algorithm="ring",
           min_bytes=1024, fitted_below_bytes=2**20,
@@ -383,7 +391,7 @@ SWEEPS = (
 (each sweep's ``fitted_why``; the 8x H200 NCCL 2.30.7 sweep's sizes below 1 MiB chose the LL overlap); every other
 sweep is wholly out of sample (the Azure A100 sweep, the two 8x H200 and
 the 8x B200 torch.distributed sweeps, the 4-node H100 sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps, S08, S10-S13,
-S15), as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's header says (nccl-tests
+S15, the Azure H100 v5 sweep S18), as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's header says (nccl-tests
 ``nGpus``) or, for a page without one, the command that produced it (the Azure guide runs ``-g`` with every GPU of
 the VM); ``launch`` is how the calls were timed."""
 
