@@ -23,14 +23,14 @@ EXPECTED_WARNINGS = {
     "C07": ["busbw_drop", "busbw_drop"], "C08": [], "C28": ["old_all_gather_bw", "no_summary"], "C29": ["stopped_early"],
     "S01": ["in_place_outlier"], "S02": ["in_place_outlier", "busbw_dip"], "S03": [],
     "S06": [], "S07": [], "S08": ["duplicate_size"], "S09": ["duplicate_size"], "S10": ["duplicate_size"], "S11": [],
-    "S12": ["duplicate_size", "in_place_outlier"], "S13": ["duplicate_size"], "S14": [], "S15": [],
+    "S12": ["duplicate_size", "in_place_outlier"], "S13": ["duplicate_size"], "S14": [], "S15": [], "S19": [],
 }
 EXPECTED_ROWS = {"C01": 4, "C02": 4, "C03": 4, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 31, "C28": 13, "C29": 4,
                  "S01": 32, "S02": 32, "S03": 24, "S06": 25, "S07": 25, "S08": 34, "S09": 34, "S10": 34, "S11": 31,
-                 "S12": 31, "S13": 31, "S14": 31, "S15": 10}
+                 "S12": 31, "S13": 31, "S14": 31, "S15": 10, "S19": 25}
 EXPECTED_RANKS = {"C01": 2, "C02": 4, "C03": 2, "C04": 4, "C05": 4, "C06": 4, "C07": 4, "C08": 16, "C28": 2, "C29": 2,
                   "S01": 16, "S02": 32, "S03": 16, "S06": 8, "S07": 8, "S08": 8, "S09": 8, "S10": 8, "S11": 4, "S12": 4,
-                  "S13": 4, "S14": 16, "S15": 8}
+                  "S13": 4, "S14": 16, "S15": 8, "S19": 4}
 
 
 def test_every_bundled_log_keeps_its_source_line():
@@ -81,7 +81,7 @@ def test_log_sweeps_csv_is_what_the_parser_reads_from_the_logs():
     from gpucomm.model.validation import log_sweep_names
 
     assert MODEL_CSV == LOG_SWEEPS_CSV and log_sweep_names() == ["S01", "S02", "S03", "S06", "S07", "S08", "S09", "S10",
-                                                                     "S11", "S12", "S13", "S14", "S15"]
+                                                                     "S19", "S11", "S12", "S13", "S14", "S15"]
     assert bundled_data(LOG_SWEEPS_CSV).read_text() == log_sweeps_csv(log_sweep_names()), \
         "run python scripts/extract_log_sweeps.py"
     s01 = read_bundled_log("S01")

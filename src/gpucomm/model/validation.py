@@ -364,6 +364,12 @@ SWEEPS = (
           system_fabric("dgx_a100"), _SUPERBENCH_NCCL, collective="reduce_scatter", min_bytes=8,
           why="the same run as S08 (NCCL 2.10.3 assumed, -g 8); sizes are nccl-tests' size column: each rank's "
               "input buffer, ranks x its output", gpus_per_thread=8),
+    Sweep("S19", "4x A100 SXM4 80GB (HGX 4-GPU board, NVLink between every pair), all_reduce, one process (-g 4)",
+          "nccl_logs/S19.txt", make_fabric("nvlink3", topology="mesh", mesh_size=4, gpu="a100_sxm4_80gb"), "2.12.12",
+          min_bytes=8,
+          why="a bare-metal Dell XE8545 of the University of Sheffield's Stanage cluster (not a cloud VM); NCCL release "
+              "not printed: 2.12.12 assumed from the nccl-tests module's toolchain (GCCcore-11.3.0, CUDA 11.7.0), so "
+              "before 2.13 and one work slot per channel; one process drives the 4 GPUs (-g 4)", gpus_per_thread=4),
     Sweep("S11", "4 of 8x H100 SXM (NVSwitch), all_reduce, one process (-g 4)", "nccl_logs/S11.txt",
           system_fabric("dgx_h100"), "2.29.2", min_bytes=8,
           why="four GPUs of an HGX H100 (two on each socket) in a container; one process drives them (-g 4)", gpus_per_thread=4),
@@ -389,11 +395,11 @@ SWEEPS = (
 """Every bundled sweep compared size by size. Fits used the H200 v5 sweep below 64 MiB, the GB200, 2-node H100
 (InfiniBand) and 2-node A100 (RoCE) sweeps below 1 MiB, and the 8x A100 all_gather (S09) from 32 KiB to 2 MiB
 (each sweep's ``fitted_why``; the 8x H200 NCCL 2.30.7 sweep's sizes below 1 MiB chose the LL overlap); every other
-sweep is wholly out of sample (the Azure A100 sweep, the two 8x H200 and
-the 8x B200 torch.distributed sweeps, the 4-node H100 sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps, S08, S10-S13,
-S15, the Azure H100 v5 sweep S18), as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's header says (nccl-tests
-``nGpus``) or, for a page without one, the command that produced it (the Azure guide runs ``-g`` with every GPU of
-the VM); ``launch`` is how the calls were timed."""
+sweep is wholly out of sample (the Azure A100 sweep, the two 8x H200 and the 8x B200 torch.distributed sweeps, the
+4-node H100 sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps, S08, S10-S13, S15, the Azure H100 v5 sweep S18,
+the bare-metal 4x A100 sweep S19), as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's
+header says (nccl-tests ``nGpus``) or, for a page without one, the command that produced it (the Azure guide runs
+``-g`` with every GPU of the VM); ``launch`` is how the calls were timed."""
 
 
 def log_sweep_names() -> list[str]:
