@@ -364,7 +364,7 @@ SWEEPS = (
           system_fabric("dgx_a100"), _SUPERBENCH_NCCL, collective="reduce_scatter", min_bytes=8,
           why="the same run as S08 (NCCL 2.10.3 assumed, -g 8); sizes are nccl-tests' size column: each rank's "
               "input buffer, ranks x its output", gpus_per_thread=8),
-    Sweep("S19", "4x A100 SXM4 80GB (HGX 4-GPU board, NVLink between every pair), all_reduce, one process (-g 4)",
+    Sweep("S19", "4x A100 SXM4 80GB on an HGX 4-GPU board (NVLink between every pair), all_reduce, one process (-g 4)",
           "nccl_logs/S19.txt", make_fabric("nvlink3", topology="mesh", mesh_size=4, gpu="a100_sxm4_80gb"), "2.12.12",
           min_bytes=8,
           why="a bare-metal Dell XE8545 of the University of Sheffield's Stanage cluster (not a cloud VM); NCCL release "
