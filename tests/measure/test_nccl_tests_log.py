@@ -20,7 +20,7 @@ from gpucomm.model.collectives import busbw_factor
 
 EXPECTED_WARNINGS = {
     "C01": [], "C02": [], "C03": ["busbw_drop"], "C04": ["in_place_outlier", "busbw_dip"], "C05": [], "C06": [],
-    "C07": ["busbw_drop", "busbw_drop"], "C08": [], "C28": ["old_all_gather_bw", "no_summary"], "C29": ["stopped_early"],
+    "C07": ["busbw_drop", "busbw_drop"], "C08": [], "C28": ["old_algbw", "no_summary"], "C29": ["stopped_early"],
     "S01": ["in_place_outlier"], "S02": ["in_place_outlier", "busbw_dip"], "S03": [],
     "S06": [], "S07": [], "S08": ["duplicate_size"], "S09": ["duplicate_size"], "S10": ["duplicate_size"], "S11": [],
     "S12": ["duplicate_size", "in_place_outlier"], "S13": ["duplicate_size"], "S14": [], "S15": [], "S19": [],
@@ -66,7 +66,7 @@ def test_every_row_matches_the_text_and_the_busbw_factor(name):
         assert (float(half[0]), float(half[1]), float(half[2])) == (r.time_us, r.algbw_gbps, r.busbw_gbps)
         if r.algbw_gbps >= 1:
             # nccl-tests before 2020-06-19 printed all_gather's algbw as (n-1)/n of size / time, busbw = algbw (C28)
-            old = log.metadata.get("old_all_gather_bw")
+            old = log.metadata.get("old_algbw_ranks")
             factor = 1.0 if old else busbw_factor(log.metadata["collective"], log.metadata["num_ranks"])
             ratio = (old - 1) / old if old else 1.0
             assert r.busbw_gbps == pytest.approx(r.algbw_gbps * factor, abs=0.005 * factor + 0.0051)
@@ -134,7 +134,7 @@ def test_c28_is_all_gather_of_nccl_tests_before_2020_06_19():
 
 def test_all_gather_rows_with_todays_algbw_are_not_taken_for_old_ones():
     """The same rows with algbw = size / time and busbw = algbw / 2 (today's all_gather on 2 ranks) keep the
-    layout's usual inference: no old_all_gather_bw warning."""
+    layout's usual inference: no old_algbw warning."""
     lines = []
     for line in bundled_log_text("C28").splitlines():
         t = line.split()
@@ -145,7 +145,22 @@ def test_all_gather_rows_with_todays_algbw_are_not_taken_for_old_ones():
             line = "  ".join(t)
         lines.append(line)
     log = parse_nccl_tests("\n".join(lines) + "\n")
-    assert "old_all_gather_bw" not in log.warning_codes() and "old_all_gather_bw" not in log.metadata
+    assert "old_algbw" not in log.warning_codes() and "old_algbw_ranks" not in log.metadata
+
+
+def test_old_reduce_scatter_rows_have_a_redop_column():
+    """reduce_scatter_perf of the same nccl-tests printed a redop column and the same old algbw (made from C28's rows
+    by inserting 'sum'; a constructed example, not a measurement)."""
+    lines = []
+    for line in bundled_log_text("C28").splitlines():
+        t = line.split()
+        if not line.startswith("#") and len(t) == 11:
+            line = "  ".join(t[:3] + ["sum"] + t[3:])
+        lines.append(line)
+    log = parse_nccl_tests("\n".join(lines) + "\n")
+    m = log.metadata
+    assert (m["layout"], m["collective"], m["num_ranks"], m["old_algbw_ranks"]) == ("legacy", "reduce_scatter", 2, 2)
+    assert "reduce_scatter of nccl-tests before 2020-06-19 on 2 ranks (a redop column" in log.warnings[0].message
 
 
 def test_c29_version_and_early_stop():

@@ -102,10 +102,12 @@ CASES = (
              "as the model's transfer assumes (its rate x the default NVLink ring efficiency)"),
     Case("C28", "nvlink_large", "busbw", "2x RTX 2080 Ti bridge, all_gather, 128 MiB (NCCL 2.6)",
          make_fabric(bridge_link("rtx_2080_ti")), collective="all_gather",
-         disturbed="a faulty bridge, shown but not counted in the targets: the poster later found it not fully seated "
-                   "(https://github.com/NVIDIA/nccl/issues/340, 2020-07-09; NCCL's maintainer in issue #557: some "
-                   "NVLinks were only partially making contact), and the run reached 41 % of the two links' rate, about "
-                   "what one of them delivers"),
+         disturbed="a faulty bridge, shown but not counted in the targets: a month after this run the poster found the "
+                   "bridge could not be plugged in fully, re-seated it and reported that everything then ran smoothly "
+                   "(https://github.com/NVIDIA/nccl/issues/340, 2020-07-09; no rerun of the bandwidth was posted); "
+                   "NCCL's maintainer read that thread as 'some NVLinks were detected but not all, as the connector was "
+                   "only partially making contact' (issue #557). The run reached 41 % of the two links' rate, close to "
+                   "what one of them would deliver"),
     Case("C08", "nvlink_large", "busbw", "2 nodes x 8 H100, 8x 200 Gb/s per node, 8 GiB",
          make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g"), in_sample=True, why="network efficiency is this measurement"),
     Case("C07", "pcie_large", "busbw", "DGX H100, 4 GPUs, P2P off, PCIe 5.0, 1 GiB", make_fabric("pcie5", p2p=False),
@@ -368,8 +370,9 @@ SWEEPS = (
           "nccl_logs/S19.txt", make_fabric("nvlink3", topology="mesh", mesh_size=4, gpu="a100_sxm4_80gb"), "2.12.12",
           min_bytes=8,
           why="a bare-metal Dell XE8545 of the University of Sheffield's Stanage cluster (not a cloud VM); NCCL release "
-              "not printed: 2.12.12 assumed from the nccl-tests module's toolchain (GCCcore-11.3.0, CUDA 11.7.0), so "
-              "before 2.13 and one work slot per channel; one process drives the 4 GPUs (-g 4)", gpus_per_thread=4),
+              "not printed: 2.12.12 assumed, the NCCL that EasyBuild's nccl-tests 2.13.6 for the same toolchain (GCC "
+              "11.3.0, CUDA 11.7.0) depends on, so before 2.13 and one work slot per channel; one process drives the 4 "
+              "GPUs (-g 4)", gpus_per_thread=4),
     Sweep("S11", "4 of 8x H100 SXM (NVSwitch), all_reduce, one process (-g 4)", "nccl_logs/S11.txt",
           system_fabric("dgx_h100"), "2.29.2", min_bytes=8,
           why="four GPUs of an HGX H100 (two on each socket) in a container; one process drives them (-g 4)", gpus_per_thread=4),

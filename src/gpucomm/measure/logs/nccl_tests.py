@@ -67,7 +67,7 @@ Warnings (:class:`LogWarning`, ``code`` in brackets) flag:
 * ``contradiction``: a collective or rank count given by the caller that differs from what the log
   says, or whose bus-bandwidth factor does not match busbw / algbw (both values named);
 * ``several_runs`` (the text read as one sweep), ``empty_run`` (a run that printed no row);
-* ``old_all_gather_bw`` (all_gather of nccl-tests before 2020-06-19, whose algbw was (n-1)/n of today's);
+* ``old_algbw`` (all_gather or reduce_scatter of nccl-tests before 2020-06-19, whose algbw was (n-1)/n of today's);
 * ``algbw_mismatch``, ``duplicate_size``, ``incomplete_row``, ``bad_row``,
   ``interleaved_runs``: format problems.
 
@@ -917,7 +917,7 @@ def _parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ra
         warnings.append(LogWarning("interleaved_runs", f"{seen_headers} 'nThread ... nGpus' header lines: several runs "
                                                        "are printed together (or a run without MPI=1 under mpirun)"))
 
-    _old_all_gather(records, legacy_rows, meta, warnings)
+    _old_gather_scatter(records, legacy_rows, meta, warnings)
 
     if incomplete:
         warnings.append(LogWarning("incomplete_row", f"line(s) {_lines(incomplete)}: result row(s) with too few columns "
@@ -972,16 +972,17 @@ def _lines(numbers: list[int]) -> str:
     return shown + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
 
 
-def _old_all_gather(records: list[Record], legacy_rows: list[int], meta: dict, warnings: list[LogWarning]) -> None:
-    """Recognise all_gather_perf rows of nccl-tests before 2020-06-19 (marks ``meta["old_all_gather_bw"]``).
+def _old_gather_scatter(records: list[Record], legacy_rows: list[int], meta: dict, warnings: list[LogWarning]) -> None:
+    """Recognise all_gather and reduce_scatter rows of nccl-tests before 2020-06-19 (``meta["old_algbw_ranks"]``).
 
-    Those versions printed all_gather with a blank redop column, the gathered size beside the per-rank count
-    (size = n x count x type size) and ``algbw = count x type size x (n - 1) / time`` with ``busbw = algbw``
-    (``AllGatherGetBw`` in ``src/all_gather.cu`` until nccl-tests commit ec1b5e2, "Change all_gather/reduce_scatter
-    algbw to match the documentation", 2020-06-19): busbw is today's, algbw ``(n - 1) / n`` of today's. Rows that fit
-    that definition to the printed precision give the collective and the rank count."""
+    Those versions printed the whole buffer beside the per-rank count (size = n x count x type size) and computed
+    ``algbw = count x type size x (n - 1) / time`` with ``busbw = algbw`` (``AllGatherGetBw`` and ``ReduceScatterGetBw``
+    until nccl-tests commit ec1b5e2, "Change all_gather/reduce_scatter algbw to match the documentation",
+    2020-06-19): busbw is today's, algbw ``(n - 1) / n`` of today's. all_gather's output had no redop column,
+    reduce_scatter's had one (``print_line_header`` in ``src/all_gather.cu`` and ``src/reduce_scatter.cu`` at commit
+    ba924da). Rows that fit those definitions to the printed precision give the collective and the rank count."""
     rows = [records[i] for i in legacy_rows]
-    if meta.get("layout") != "legacy_no_redop" or not rows:
+    if not rows:
         return
     n = _size_count_ranks(rows)
     timed = [r for r in rows if r.time_us and r.algbw_gbps >= 0.05]
@@ -990,20 +991,22 @@ def _old_all_gather(records: list[Record], legacy_rows: list[int], meta: dict, w
     if any(abs(r.printed_size_bytes * (n - 1) / n / (r.time_us * 1e3) - r.algbw_gbps) > max(0.011, 0.03 * r.algbw_gbps)
            for r in timed):
         return
-    meta["old_all_gather_bw"] = n
+    collective = "all_gather" if meta.get("layout") == "legacy_no_redop" else "reduce_scatter"
+    meta["old_algbw_ranks"] = n
     if "collective" not in meta:
-        meta["collective"], meta["collective_source"] = "all_gather", "size/count"
+        meta["collective"], meta["collective_source"] = collective, "size/count"
     if "num_ranks" not in meta:
         meta["num_ranks"], meta["num_ranks_source"] = n, "size/count"
+    column = "no redop column" if collective == "all_gather" else "a redop column"
     warnings.append(LogWarning(
-        "old_all_gather_bw", f"all_gather_perf of nccl-tests before 2020-06-19 on {n} ranks (no redop column, size = "
-        f"{n} x count x type size): its algbw is count x type size x (n-1) / time and its busbw equals it, so busbw "
-        f"is today's and algbw {n - 1}/{n} of today's size / time (nccl-tests commit ec1b5e2)"))
+        "old_algbw", f"{collective} of nccl-tests before 2020-06-19 on {n} ranks ({column}, size = {n} x count x type "
+        f"size): its algbw is count x type size x (n-1) / time and its busbw equals it, so busbw is today's and algbw "
+        f"{n - 1}/{n} of today's size / time (nccl-tests commit ec1b5e2)"))
 
 
 def _algbw_factor(meta: dict) -> float:
-    """Printed algbw over size / time: 1, or (n-1)/n for all_gather of nccl-tests before 2020-06-19."""
-    n = meta.get("old_all_gather_bw")
+    """Printed algbw over size / time: 1, or (n-1)/n for all_gather and reduce_scatter of nccl-tests before 2020-06-19."""
+    n = meta.get("old_algbw_ranks")
     return (n - 1) / n if n else 1.0
 
 
@@ -1143,8 +1146,9 @@ def _check_given_shape(records: list[Record], meta: dict, stated: dict, warnings
     rows = [r for r in _ratio_rows(records) if r.algbw_gbps >= 0.05]
     if not given or collective not in COLLECTIVES or not n or not rows:
         return
-    # busbw/algbw as printed: all_gather of nccl-tests before 2020-06-19 printed busbw = algbw
-    factor = busbw_factor(collective, n) / _algbw_factor(meta) if collective == "all_gather" else busbw_factor(collective, n)
+    # busbw/algbw as printed: all_gather and reduce_scatter of nccl-tests before 2020-06-19 printed busbw = algbw
+    old = collective in ("all_gather", "reduce_scatter")
+    factor = busbw_factor(collective, n) / _algbw_factor(meta) if old else busbw_factor(collective, n)
     if _factor_fits(rows, factor):
         return
     best = max(rows, key=lambda r: r.algbw_gbps)
