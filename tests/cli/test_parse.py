@@ -321,4 +321,4 @@ def test_parse_of_a_bench_table_writes_the_records_bench_wrote(tmp_path, capsys,
     for results_file in (bench_file, parsed_file):
         code = main(["fit", str(results_file)])
         out, err = capsys.readouterr()
-        assert code == 0 and err == "" and f"4 sizes from {results_file}" in out.splitlines()[0]
+        assert code == 0 and err == "" and f"4 sizes from {results_file}" in out.splitlines()[0], (out, err)
