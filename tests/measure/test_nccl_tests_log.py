@@ -132,32 +132,21 @@ def test_c28_is_all_gather_of_nccl_tests_before_2020_06_19():
     assert [w.code for w in given.warnings].count("contradiction") == 1
 
 
-def test_all_gather_rows_with_todays_algbw_are_not_taken_for_old_ones():
+def test_all_gather_rows_with_todays_algbw_are_not_taken_for_old_ones(rewrite_c28):
     """The same rows with algbw = size / time and busbw = algbw / 2 (today's all_gather on 2 ranks) keep the
     layout's usual inference: no old_algbw warning."""
-    lines = []
-    for line in bundled_log_text("C28").splitlines():
-        t = line.split()
-        if not line.startswith("#") and len(t) == 11:
-            size, time = int(t[0]), float(t[3])
-            algbw = size / (time * 1e3)
-            t[4:6] = (f"{algbw:.2f}", f"{algbw / 2:.2f}")
-            line = "  ".join(t)
-        lines.append(line)
-    log = parse_nccl_tests("\n".join(lines) + "\n")
+    def todays(t):
+        algbw = int(t[0]) / (float(t[3]) * 1e3)
+        return [*t[:4], f"{algbw:.2f}", f"{algbw / 2:.2f}", *t[6:]]
+
+    log = parse_nccl_tests(rewrite_c28(todays))
     assert "old_algbw" not in log.warning_codes() and "old_algbw_ranks" not in log.metadata
 
 
-def test_old_reduce_scatter_rows_have_a_redop_column():
+def test_old_reduce_scatter_rows_have_a_redop_column(rewrite_c28):
     """reduce_scatter_perf of the same nccl-tests printed a redop column and the same old algbw (made from C28's rows
     by inserting 'sum'; a constructed example, not a measurement)."""
-    lines = []
-    for line in bundled_log_text("C28").splitlines():
-        t = line.split()
-        if not line.startswith("#") and len(t) == 11:
-            line = "  ".join(t[:3] + ["sum"] + t[3:])
-        lines.append(line)
-    log = parse_nccl_tests("\n".join(lines) + "\n")
+    log = parse_nccl_tests(rewrite_c28(lambda t: [*t[:3], "sum", *t[3:]]))
     m = log.metadata
     assert (m["layout"], m["collective"], m["num_ranks"], m["old_algbw_ranks"]) == ("legacy", "reduce_scatter", 2, 2)
     assert "reduce_scatter of nccl-tests before 2020-06-19 on 2 ranks (a redop column" in log.warnings[0].message
