@@ -1,12 +1,149 @@
-"""Fixtures shared by the test folders."""
+"""Fixtures shared by the test folders, the test tiers and the hypothesis profiles.
+
+Two tiers (the Makefile's ``make test-fast`` and ``make test``):
+
+* ``procs``: a test that starts a process (a subprocess, a spawned rank) or a torch process group. The marker is
+  applied automatically at collection (:func:`pytest_collection_modifyitems`): a test is marked when its source, the
+  source of a fixture it uses, or of a function of its own module or of this conftest that it calls (followed
+  transitively) names something that starts one (:data:`PROCESS_STARTERS`). ``make test-fast`` runs
+  ``-m "not procs and not slow"``; ``make test`` runs everything.
+* In the fast tier a guard makes the tier fast by construction: a test the scan missed that starts a process
+  anyway (through a package function) is stopped at that moment and skipped with the reason, so the fast tier never
+  waits for a process; ``make test`` runs it in full.
+
+Hypothesis profiles: ``fast`` (few examples, the fast tier's default) and ``full`` (``make test``, ``HYPOTHESIS_PROFILE
+=full``). A test sets no ``max_examples`` of its own; one that needs more than the profile's asks for a multiple of it
+with :func:`examples`.
+"""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import io
+import os
+import subprocess
+import textwrap
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from functools import cache
+
 import pytest
+from hypothesis import HealthCheck, settings
 
 from gpucomm.measure.logs.nccl_tests import bundled_log_text
 
+# --- hypothesis profiles ---------------------------------------------------------------------------------------
 
+settings.register_profile("fast", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("full", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def examples(multiple: float) -> int:
+    """``max_examples`` for a test that needs ``multiple`` times the loaded profile's count (at least 1)."""
+    return max(1, int(settings.default.max_examples * multiple))
+
+
+# --- the procs tier ----------------------------------------------------------------------------------------------
+
+PROCESS_STARTERS = (
+    "subprocess", "sys.executable", "Popen", "multiprocessing", "init_process_group", "launch_workers",
+    "launch_local", "run_sweep", "run_tp_layer", "run_copy_bandwidth", "run_doctor", "torch.distributed.run",
+    "gloo_sweep", "run_rank", "metadata_record", "measure_copy_bandwidth", "local_topology_text",
+)
+"""Names whose appearance in a test's code (or a helper it calls) marks the test ``procs``: the standard library's
+ways to start a process, torch's process group, and the package's entry points that start ranks. A name missing here
+is caught at run time by the fast tier's guard, which says which test started a process."""
+
+
+def _source(obj) -> str:
+    try:
+        return textwrap.dedent(inspect.getsource(obj))
+    except (OSError, TypeError):
+        return ""
+
+
+@cache
+def _starts_processes(module_name: str, func_name: str, _seen: frozenset = frozenset()) -> bool:
+    import sys
+
+    module = sys.modules.get(module_name)
+    func = getattr(module, func_name, None)
+    if func is None:
+        return False
+    text = _source(func)
+    if any(name in text for name in PROCESS_STARTERS):
+        return True
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    seen = _seen | {func_name}
+    for name in sorted(called - seen):
+        target = getattr(module, name, None)
+        if inspect.isfunction(target) and target.__module__ in (module_name, __name__):
+            if _starts_processes(target.__module__, name, seen):
+                return True
+    return False
+
+
+def _item_starts_processes(item) -> bool:
+    func = getattr(item, "function", None)
+    if func is None:
+        return False
+    if _starts_processes(func.__module__, func.__name__):
+        return True
+    for defs in item._fixtureinfo.name2fixturedefs.values():
+        for fixturedef in defs:
+            fixture = fixturedef.func
+            if fixture.__name__ == "_fast_tier_starts_no_process":  # the guard names what it stops
+                continue
+            if fixture.__module__ and _starts_processes(fixture.__module__, fixture.__name__):
+                return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("procs") is None and _item_starts_processes(item):
+            item.add_marker(pytest.mark.procs)
+
+
+class _ProcessStarted(BaseException):
+    """Raised by the fast tier's guard where a process would start (a BaseException: ``except Exception`` in the
+    code under test does not swallow it)."""
+
+
+def _fast_tier(config) -> bool:
+    return "not procs" in (config.getoption("markexpr", "") or "")
+
+
+@pytest.fixture(autouse=True)
+def _fast_tier_starts_no_process(request, monkeypatch):
+    """In the fast tier (``-m`` excludes ``procs``), stop a test at the moment it would start a process."""
+    if not _fast_tier(request.config):
+        return
+    import multiprocessing.process
+
+    def refuse(*args, **kwargs):
+        raise _ProcessStarted(request.node.nodeid)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    try:
+        return (yield)
+    except _ProcessStarted:
+        pytest.skip(f"{item.nodeid} starts a process that tests/conftest.py's scan did not see (add the entry point "
+                    "to PROCESS_STARTERS): runs in make test")
+
+
+# --- constructed logs --------------------------------------------------------------------------------------------
 @pytest.fixture
 def rewrite_c28():
     """A function ``rewrite(edit)``: C28's text with the tokens of every result row (11 of them: size, count, type,
@@ -29,3 +166,32 @@ def shapeless_log(rewrite_c28) -> str:
     list, no redop column) with the size column set to count x 4 B, so busbw = algbw = size / time fits factor 1
     (all_reduce on 2 ranks, broadcast, reduce or send_recv on any count) and size / count gives no rank count."""
     return rewrite_c28(lambda t: [str(int(t[1]) * 4), *t[1:]])
+
+
+# --- the gpucomm command, in this process -----------------------------------------------------------------------
+
+@dataclass
+class Ran:
+    """What a run of the command left: its exit status and what it printed (as subprocess.CompletedProcess names
+    them)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def gpucomm(monkeypatch):
+    """A function ``gpucomm(*args, env=None) -> Ran``: the ``gpucomm`` command run through ``gpucomm.cli.main`` in this
+    process (no subprocess: CONTRIBUTING's way to test a verb), with ``env`` added to the environment for the call."""
+    from gpucomm.cli import main
+
+    def run(*args: str, env: dict[str, str] | None = None) -> Ran:
+        out, err = io.StringIO(), io.StringIO()
+        with monkeypatch.context() as patch, redirect_stdout(out), redirect_stderr(err):
+            for key, value in (env or {}).items():
+                patch.setenv(key, value)
+            status = main([str(arg) for arg in args])
+        return Ran(status, out.getvalue(), err.getvalue())
+
+    return run

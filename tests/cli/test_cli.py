@@ -1,8 +1,10 @@
-"""The gpucomm command as a user runs it: a table, --json, and one-line errors for bad input."""
+"""The gpucomm command as a user runs it: a table, --json, and one-line errors for bad input.
+
+Every command runs in this process through ``gpucomm.cli.main`` (the ``gpucomm`` fixture of tests/conftest.py); that
+the installed command and ``python -m gpucomm`` reach the same ``main`` is checked once, in tests/cli/test_verbs.py.
+"""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -10,33 +12,29 @@ import pytest
 MEASURED_NVLINK3_US, MEASURED_PCIE4_NO_P2P_US = 603, 11369
 
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "gpucomm", *args], capture_output=True, text=True)
-
-
-def test_cost_table_shows_time_algbw_busbw():
-    out = run("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB")
+def test_cost_table_shows_time_algbw_busbw(gpucomm):
+    out = gpucomm("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB")
     assert out.returncode == 0, out.stderr
     for word in ("time", "algbw", "busbw", "GB/s", "64 MiB"):
         assert word in out.stdout
 
 
-def test_cost_json_nvlink3_within_15_percent_of_4xa100_measurement():
-    out = run("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB", "--json")
+def test_cost_json_nvlink3_within_15_percent_of_4xa100_measurement(gpucomm):
+    out = gpucomm("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB", "--json")
     data = json.loads(out.stdout)
     assert {"time_s", "algbw_gb_per_s", "busbw_gb_per_s"} <= data.keys()
     assert data["time_s"] * 1e6 == pytest.approx(MEASURED_NVLINK3_US, rel=0.15)
     assert data["busbw_gb_per_s"] == pytest.approx(data["algbw_gb_per_s"] * 1.5)
 
 
-def test_cost_json_pcie4_no_p2p_within_25_percent_of_measurement():
-    out = run("cost", "all_reduce", "--link", "pcie4", "--no-p2p", "--gpus", "4", "--size", "64MiB", "--json")
+def test_cost_json_pcie4_no_p2p_within_25_percent_of_measurement(gpucomm):
+    out = gpucomm("cost", "all_reduce", "--link", "pcie4", "--no-p2p", "--gpus", "4", "--size", "64MiB", "--json")
     assert json.loads(out.stdout)["time_s"] * 1e6 == pytest.approx(MEASURED_PCIE4_NO_P2P_US, rel=0.25)
 
 
 @pytest.mark.parametrize("size", ["64MiB", "64M", "67108864", "67.108864MB"])
-def test_size_suffixes(size):
-    out = run("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", size, "--json")
+def test_size_suffixes(size, gpucomm):
+    out = gpucomm("cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", size, "--json")
     assert json.loads(out.stdout)["msg_bytes"] == 67108864
 
 
@@ -50,8 +48,8 @@ def test_size_suffixes(size):
     (["--link", "nvlink3", "--no-p2p", "--gpus", "4", "--size", "1MiB"], "nvlink3"),
     (["--link", "nvlink4", "--topology", "pairs", "--gpus", "4", "--size", "1MiB"], "h100_pcie"),
 ])
-def test_bad_input_exits_nonzero_with_one_clear_line(args, needle):
-    out = run("cost", "all_reduce", *args)
+def test_bad_input_exits_nonzero_with_one_clear_line(args, needle, gpucomm):
+    out = gpucomm("cost", "all_reduce", *args)
     assert out.returncode != 0
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1, out.stderr
@@ -64,108 +62,104 @@ def test_bad_input_exits_nonzero_with_one_clear_line(args, needle):
     (["tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--mesh-size", "4"], "--mesh-size 4"),
     (["tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--context", "512"], "--context 512"),
 ])
-def test_flags_that_would_be_ignored_are_refused(args, needle):
-    out = run(*args)
+def test_flags_that_would_be_ignored_are_refused(args, needle, gpucomm):
+    out = gpucomm(*args)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert needle in out.stderr and "expected" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_mesh_size_and_context_where_they_apply():
-    mesh = run("cost", "all_reduce", "--link", "nvlink4", "--gpus", "2", "--size", "64MiB", "--topology", "mesh",
+def test_mesh_size_and_context_where_they_apply(gpucomm):
+    mesh = gpucomm("cost", "all_reduce", "--link", "nvlink4", "--gpus", "2", "--size", "64MiB", "--topology", "mesh",
                "--mesh-size", "4", "--json")
-    default_mesh = run("cost", "all_reduce", "--link", "nvlink4", "--gpus", "2", "--size", "64MiB", "--topology", "mesh",
+    default_mesh = gpucomm("cost", "all_reduce", "--link", "nvlink4", "--gpus", "2", "--size", "64MiB", "--topology", "mesh",
                        "--json")
     # 2 GPUs of a 4-mesh share 1/3 of the links, of an 8-mesh 1/7: the smaller mesh is faster
     assert json.loads(mesh.stdout)["time_s"] < json.loads(default_mesh.stdout)["time_s"]
-    decode = run("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--phase", "decode",
+    decode = gpucomm("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--phase", "decode",
                  "--gpu", "h100_sxm5", "--context", "8192", "--json")
-    short = run("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--phase", "decode",
+    short = gpucomm("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "64", "--link", "nvlink4", "--phase", "decode",
                 "--gpu", "h100_sxm5", "--json")
     assert json.loads(decode.stdout)["step_time_s"] > json.loads(short.stdout)["step_time_s"]
 
 
-def test_tp_across_two_sockets_is_bounded_by_the_socket_link():
+def test_tp_across_two_sockets_is_bounded_by_the_socket_link(gpucomm):
     base = ["tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "4096", "--link", "pcie5", "--json"]
-    one = json.loads(run(*base).stdout)
-    two = json.loads(run(*base, "--inter-socket", "qpi_broadwell").stdout)
+    one = json.loads(gpucomm(*base).stdout)
+    two = json.loads(gpucomm(*base, "--inter-socket", "qpi_broadwell").stdout)
     assert two["all_reduce_time_s"] > 3 * one["all_reduce_time_s"]  # 6 GB/s socket link vs ~41 GB/s P2P ring
-    bad = run(*base, "--inter-socket", "qpi")
+    bad = gpucomm(*base, "--inter-socket", "qpi")
     assert bad.returncode == 2 and bad.stderr.startswith("gpucomm tp: error: unknown inter-socket link 'qpi'")
 
 
-def test_tp_decode_shows_that_latency_dominates():
-    out = run("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4",
+def test_tp_decode_shows_that_latency_dominates(gpucomm):
+    out = gpucomm("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4",
               "--json")
     data = json.loads(out.stdout)
     assert data["all_reduce_latency_s"] > 3 * data["all_reduce_transfer_s"]
     assert data["all_reduce_latency_s"] + data["all_reduce_transfer_s"] + data["all_reduce_launch_s"] == \
         pytest.approx(data["all_reduce_time_s"])
-    table = run("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4")
+    table = gpucomm("tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "1024", "--phase", "decode", "--link", "nvlink4")
     assert "latency part (alpha)" in table.stdout and "bandwidth part" in table.stdout
     assert data["all_reduce_protocol"] == "LL" and data["all_reduce_busbw_bytes_per_s"] > 0
 
 
-def test_tp_on_a_bridged_card_without_compute_figures_gives_the_communication():
-    out = run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink2", "--gpu",
+def test_tp_on_a_bridged_card_without_compute_figures_gives_the_communication(gpucomm):
+    out = gpucomm("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink2", "--gpu",
               "rtx_2080_ti", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["link"] == "rtx_2080_ti_nvlink_bridge" and "step_time_s" not in data
-    with_compute = json.loads(run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink3",
+    with_compute = json.loads(gpucomm("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "2048", "--link", "nvlink3",
                                   "--gpu", "rtx_3090", "--json").stdout)
     assert with_compute["link"] == "rtx_3090_nvlink_bridge" and with_compute["step_time_s"] > 0
 
 
-def test_tp1_exchanges_nothing_and_keeps_the_json_keys():
-    data = json.loads(run("tp", "--model", "llama-3-8b", "--tp", "1", "--tokens", "128", "--link", "nvlink4", "--gpu",
+def test_tp1_exchanges_nothing_and_keeps_the_json_keys(gpucomm):
+    data = json.loads(gpucomm("tp", "--model", "llama-3-8b", "--tp", "1", "--tokens", "128", "--link", "nvlink4", "--gpu",
                           "h100_sxm5", "--json").stdout)
-    tp2 = json.loads(run("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "128", "--link", "nvlink4", "--gpu",
+    tp2 = json.loads(gpucomm("tp", "--model", "llama-3-8b", "--tp", "2", "--tokens", "128", "--link", "nvlink4", "--gpu",
                          "h100_sxm5", "--json").stdout)
     assert data.keys() == tp2.keys()
     assert data["all_reduces"] == 0 and data["all_reduce_time_s"] == data["comm_time_s"] == data["comm_share"] == 0
     assert data["step_time_s"] == pytest.approx(data["compute_time_s"])
     assert tp2["step_time_s"] == pytest.approx(tp2["compute_time_s"] + tp2["comm_time_s"])  # all per pass
-    table = run("tp", "--model", "llama-3-8b", "--tp", "1", "--tokens", "128", "--link", "nvlink4").stdout
+    table = gpucomm("tp", "--model", "llama-3-8b", "--tp", "1", "--tokens", "128", "--link", "nvlink4").stdout
     assert "nothing to exchange" in table and "time per all_reduce" not in table
 
 
-def test_unknown_collective():
-    out = run("cost", "allreduce", "--link", "nvlink3", "--gpus", "4", "--size", "1MiB")
+def test_unknown_collective(gpucomm):
+    out = gpucomm("cost", "allreduce", "--link", "nvlink3", "--gpus", "4", "--size", "1MiB")
     assert out.returncode == 2 and "all_reduce" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_tp_command_reproduces_llama70b_tp4_counts():
-    out = run("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "4096", "--link", "nvlink3", "--json")
+def test_tp_command_reproduces_llama70b_tp4_counts(gpucomm):
+    out = gpucomm("tp", "--model", "llama-3-70b", "--tp", "4", "--tokens", "4096", "--link", "nvlink3", "--json")
     data = json.loads(out.stdout)
     assert data["msg_bytes"] == 64 * 2**20 and data["all_reduces"] == 160
     assert data["time_s"] * 1e3 == pytest.approx(96.48, rel=0.15)
 
 
-def test_validate_fits_the_terminal_and_lists_sweeps_on_request():
-    import os
-
-    narrow = subprocess.run([sys.executable, "-m", "gpucomm", "validate"], capture_output=True, text=True,
-                            env={**os.environ, "COLUMNS": "100"})
+def test_validate_fits_the_terminal_and_lists_sweeps_on_request(gpucomm):
+    narrow = gpucomm("validate", env={"COLUMNS": "100"})
     assert narrow.returncode == 0, narrow.stderr
     assert max(len(line) for line in narrow.stdout.splitlines()) <= 100
     assert "pcie_large" in narrow.stdout and "--all lists them" in narrow.stdout
     assert "Azure A100x8 1G" not in narrow.stdout and "-0 %" not in narrow.stdout
     assert "11.4 ms" in narrow.stdout  # the measured PCIe 4.0 time, not 1.137e+04 us
-    every = subprocess.run([sys.executable, "-m", "gpucomm", "validate", "--all"], capture_output=True, text=True,
-                           env={**os.environ, "COLUMNS": "220"})
+    every = gpucomm("validate", "--all", env={"COLUMNS": "220"})
     assert "Azure A100x8 1G" in every.stdout and "H200x8 16GiB" in every.stdout
     assert "S01 16GiB" in every.stdout and "S03 8GiB" in every.stdout
     assert "S06 128MiB" in every.stdout and "S07 8B" in every.stdout
 
 
-def test_an_unknown_system_is_one_line_listing_the_keys_and_help_lists_them_too():
+def test_an_unknown_system_is_one_line_listing_the_keys_and_help_lists_them_too(gpucomm):
     from gpucomm.model.hardware import SYSTEMS
 
-    out = run("cost", "all_reduce", "--system", "dgx_h900", "--gpus", "8", "--size", "64MiB")
+    out = gpucomm("cost", "all_reduce", "--system", "dgx_h900", "--gpus", "8", "--size", "64MiB")
     assert out.returncode == 2 and "Traceback" not in out.stderr
     line, = out.stderr.strip().splitlines()
     assert "'dgx_h900'" in line and all(key in line for key in SYSTEMS) and "hgx_h200" in line
-    helped = run("cost", "--help").stdout
+    helped = gpucomm("cost", "--help").stdout
     assert all(key in helped for key in SYSTEMS)
 
 
