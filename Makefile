@@ -5,8 +5,9 @@
 #   make test    set up .venv, lint (ruff), rebuild the book if a source changed since the last
 #                good build, then run the whole suite: tests/ (unit, widgets, book, browser),
 #                doctests of src/gpucomm, nbval on notebooks/ and labs/
-#   make test-fast  lint, then the model, catalog, parser and CLI tests and the model's doctests:
-#                no process group, no book, no browser (well under a minute); run it often
+#   make test-fast  lint, then every test that starts no process, no process group, no book build and no
+#                browser (-m "not procs and not slow", marked by tests/conftest.py), and the model's
+#                doctests: under a minute; run it often
 #   make lint    ruff (lint + import order, configured in pyproject.toml)
 #   make gpu-check  on a node with a CUDA GPU: every CUDA-path test, the labs with NCCL, gpucomm copybw and
 #                gpucomm doctor (report in GPU_CHECK_OUT); without a GPU it says so in one line and fails
@@ -77,16 +78,17 @@ $(BOOK_STAMP): $(ENV_STAMP) $(BOOK_SOURCES)
 
 # GPUCOMM_BOOK_BUILT=1: the book was just built (strictly) above, so tests/test_book.py does not
 # build it a second time. Doctests skip the modules that import torch when torch is missing.
-# The fast tier: tests that need no torch process group, no book and no browser. Tests mirror the
-# package's layers (tests/model, tests/measure, tests/viz, tests/cli, tests/book).
-FAST_TESTS := tests/model tests/cli tests/test_layering.py tests/test_docstrings.py \
-  $(wildcard tests/measure/test_nccl_*.py) tests/measure/test_topology.py
+# The fast tier: every test that starts no process (tests/conftest.py marks the others `procs`) and
+# builds no book and drives no browser (`slow`), with hypothesis's `fast` profile. Both tiers print
+# their 15 slowest tests.
+PYTEST_FLAGS := --durations=15
 
 lint: env
 	$(BIN)/ruff check .
 
 test-fast: lint
-	$(RUN) $(PY) -m pytest -q $(FAST_TESTS) src/gpucomm/model --doctest-modules
+	HYPOTHESIS_PROFILE=fast $(RUN) $(PY) -m pytest -q $(PYTEST_FLAGS) -m "not procs and not slow" \
+	  tests src/gpucomm/model --doctest-modules
 
 test: lint $(BOOK_STAMP)
 	@$(PY) -c 'import playwright.sync_api' 2>/dev/null || $(PY) -m pip install "$$(grep -E '^playwright==' requirements.txt)"
@@ -96,7 +98,7 @@ test: lint $(BOOK_STAMP)
 	  echo "torch is not installed: no doctests for$$ignore"; \
 	fi; \
 	set -x; \
-	GPUCOMM_BOOK_BUILT=1 $(RUN) $(PY) -m pytest tests notebooks labs src/gpucomm \
+	GPUCOMM_BOOK_BUILT=1 HYPOTHESIS_PROFILE=full $(RUN) $(PY) -m pytest $(PYTEST_FLAGS) tests notebooks labs src/gpucomm \
 	  --doctest-modules $$ignore \
 	  --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 

@@ -309,7 +309,7 @@ def _parse_or_gpucomm_error(text: str) -> None:
     assert isinstance(result, ParsedLog) and result.records
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: the profile (tests/conftest.py)
 @given(st.text())
 def test_arbitrary_text_raises_only_gpucomm_error(text):
     _parse_or_gpucomm_error(text)
@@ -322,13 +322,13 @@ _ROWISH = st.lists(st.one_of(
     st.from_regex(r"-?[0-9]{1,25}(\.[0-9]{0,3})?", fullmatch=True)), max_size=16)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)  # examples: the profile (tests/conftest.py)
 @given(st.lists(_ROWISH.map(" ".join), max_size=12).map("\n".join))
 def test_row_like_noise_raises_only_gpucomm_error(text):
     _parse_or_gpucomm_error(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(name=st.sampled_from(sorted(EXPECTED_ROWS)), cut=st.floats(0, 1), rng_seed=st.integers(0, 2**32 - 1),
        edits=st.integers(0, 30))
 def test_truncated_and_garbled_logs_raise_only_gpucomm_error(name, cut, rng_seed, edits):
