@@ -5,8 +5,6 @@ The process-group tests use small dimensions (hidden 256): each takes a few seco
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -31,25 +29,13 @@ SMALL = dict(hidden=256, ffn=1024, tokens=64, iters=2, warmup_iters=1, blocks=1)
 
 # --- model helpers and validation (no processes) ---------------------------------------------
 
-def test_flops_and_bytes():
-    # MLP: two linears of 2 T h f / N FLOPs each
-    assert tp_layer_flops_per_rank(1024, 4096, 256, num_ranks=2) == 4 * 256 * 1024 * 4096 / 2
-    # attention adds QKV + output projection (8 T h^2 / N) and scores + weighted sum (4 T S h / N)
-    with_attn = tp_layer_flops_per_rank(1024, 4096, 256, num_ranks=2, attention=True, seq_len=64)
-    assert with_attn - 4 * 256 * 1024 * 4096 / 2 == 8 * 256 * 1024**2 / 2 + 4 * 256 * 64 * 1024 / 2
-    assert tp_layer_all_reduce_bytes(1024, 256) == 1 << 20
-    assert tp_layer_all_reduce_bytes(8192, 4096, dtype="bf16") == 64 << 20
+def test_the_formulas_are_the_models():
+    # one definition of each formula: the layer's module hands out the model's functions (gpucomm.model.tp),
+    # whose tests are in tests/model/test_tp_layer_formulas.py
+    from gpucomm.model import tp
 
-
-def test_overlapped_time_is_a_two_stage_pipeline():
-    assert overlapped_time_s(8.0, 2.0, chunks=1) == 10.0  # serial
-    assert overlapped_time_s(8.0, 2.0, chunks=4) == 8.5   # the last chunk's all_reduce stays exposed
-    assert overlapped_time_s(2.0, 8.0, chunks=4) == 8.5   # communication-bound: the first chunk's compute
-    assert math.isclose(overlapped_time_s(8.0, 2.0, chunks=10**6), 8.0, rel_tol=1e-6)
-    with pytest.raises(GpucommError, match="chunks 0"):
-        overlapped_time_s(1.0, 1.0, chunks=0)
-    with pytest.raises(GpucommError, match=">= 0 s"):
-        overlapped_time_s(-1.0, 1.0, chunks=2)
+    assert (tp_layer_flops_per_rank, tp_layer_all_reduce_bytes, overlapped_time_s) == (
+        tp.tp_layer_flops_per_rank, tp.tp_layer_all_reduce_bytes, tp.overlapped_time_s)
 
 
 @pytest.mark.parametrize("kwargs, ranks, match", [

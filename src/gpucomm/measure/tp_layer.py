@@ -43,12 +43,17 @@ The timing (warm-up, interleaved blocks, the maximum over ranks, the median bloc
 process group and the metadata record are the shared harness's (:mod:`gpucomm.measure.harness`,
 as for the collective sweep and copy bandwidth); ``run_tp_layer(out=...)`` writes the same
 JSON-lines results file (a metadata record, then the result record), and
-:func:`format_tp_layer_table` prints results with the same table printer
-(:mod:`gpucomm.measure.results`, :data:`TP_LAYER_TABLE`).
+:func:`~gpucomm.measure.tp_layer_table.format_tp_layer_table` prints results with the same table
+printer (:mod:`gpucomm.measure.tp_layer_table`, :mod:`gpucomm.measure.results`).
+
+The layer's FLOPs per rank, the size of its all_reduce and the time of the overlapped layer are
+model formulas (:func:`gpucomm.model.tp.tp_layer_flops_per_rank`,
+:func:`~gpucomm.model.tp.tp_layer_all_reduce_bytes`, :func:`~gpucomm.model.tp.overlapped_time_s`):
+the result record's rates are computed with them, and their names stay importable from here.
 
 gloo (CPU) runs float32 with small dimensions in seconds; NCCL (one GPU per rank) runs
-bfloat16 by default. torch is imported only when a layer runs: importing this module for
-:func:`tp_layer_flops_per_rank` or :func:`overlapped_time_s` loads neither torch nor plotly.
+bfloat16 by default. torch is imported only when a layer runs: importing this module loads
+neither torch nor plotly.
 """
 
 from __future__ import annotations
@@ -57,15 +62,19 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
 from gpucomm.measure import harness
 from gpucomm.measure.config import BACKENDS, DEFAULT_TIMEOUT_S, check_dtype
 from gpucomm.measure.launch import launch_workers
-from gpucomm.measure.results import Column, ResultsWriter, Table, format_time_us
+from gpucomm.measure.results import ResultsWriter
+
+# The table of results and the layer's formulas live in their own modules; their names stay importable from here.
+from gpucomm.measure.tp_layer_table import TP_LAYER_TABLE, format_tp_layer_table, tp_layer_rows
 from gpucomm.model.collectives import busbw_factor, check_num_ranks
+from gpucomm.model.tp import overlapped_time_s, tp_layer_all_reduce_bytes, tp_layer_flops_per_rank
 from gpucomm.model.units import check_int
 
 __all__ = ["TPLayerConfig", "run_tp_layer", "tp_layer_flops_per_rank", "tp_layer_all_reduce_bytes",
@@ -77,8 +86,6 @@ __all__ = ["TPLayerConfig", "run_tp_layer", "tp_layer_flops_per_rank", "tp_layer
 #: bfloat16 has an 8-bit significand (ulp 2**-8 = 0.4 %): the TP output rounds partial sums
 #: before adding them, which the float32 reference does not.
 CHECK_TOLERANCE = {"float32": 1e-4, "float64": 1e-10, "bfloat16": 3e-2, "float16": 5e-3}
-
-_ELEM_BYTES = {"float32": 4, "float64": 8, "bfloat16": 2, "float16": 2}
 
 
 @dataclass(frozen=True)
@@ -190,222 +197,6 @@ class TPLayerConfig:
         if not (isinstance(self.timeout_s, (int, float)) and math.isfinite(self.timeout_s) and self.timeout_s > 0):
             raise GpucommError(f"timeout {self.timeout_s!r} s is not valid: expected a number of seconds > 0")
         return self
-
-
-# ----------------------------------------------------------------------------------- model (no torch)
-
-def tp_layer_flops_per_rank(hidden: int, ffn: int, tokens: int, *, num_ranks: int, attention: bool = False,
-                            seq_len: int | None = None) -> float:
-    """Floating-point operations of one rank's share of the layer's matrix products.
-
-    Parameters
-    ----------
-    hidden, ffn, tokens : int
-        Width ``h``, MLP inner width ``f`` and tokens ``T``.
-    num_ranks : int
-        Tensor-parallel degree ``N``.
-    attention : bool
-        Include the attention block.
-    seq_len : int or None
-        Tokens per sequence ``S`` for the attention scores (None: ``min(tokens, 64)``).
-
-    Returns
-    -------
-    float
-        FLOPs (one multiply-add = 2).
-
-    Notes
-    -----
-    MLP: ``2 T h f / N`` per linear, two linears: ``4 T h f / N``. Attention: Q, K, V and the
-    output projection ``8 T h^2 / N``, scores and weighted sum ``4 T S h / N`` (counted for the
-    full ``S x S`` score matrix, as the math kernel computes it before the causal mask). Layer
-    norms, GeLU, softmax and residuals are left out (a few FLOPs per element).
-
-    Examples
-    --------
-    >>> tp_layer_flops_per_rank(1024, 4096, 256, num_ranks=2) / 1e9
-    2.147483648
-    """
-    n = check_num_ranks(num_ranks)
-    flops = 4.0 * tokens * hidden * ffn / n
-    if attention:
-        s = seq_len if seq_len is not None else min(tokens, 64)
-        flops += 8.0 * tokens * hidden * hidden / n + 4.0 * tokens * s * hidden / n
-    return flops
-
-
-def tp_layer_all_reduce_bytes(hidden: int, tokens: int, *, dtype: str = "float32") -> int:
-    """Bytes of one all_reduce of the layer: the activations ``tokens x hidden``.
-
-    The same size as :func:`gpucomm.model.tp.tp_all_reduce_bytes`; dtypes as torch spells them.
-
-    Examples
-    --------
-    >>> tp_layer_all_reduce_bytes(1024, 256) / 2**20
-    1.0
-    """
-    name = check_dtype(dtype)
-    return tokens * hidden * _ELEM_BYTES[name]
-
-
-def overlapped_time_s(compute_s: float, comm_s: float, *, chunks: int) -> float:
-    """Time of a layer whose all_reduces overlap compute over ``chunks`` equal chunks.
-
-    Parameters
-    ----------
-    compute_s : float
-        Compute of the whole layer (all chunks), seconds.
-    comm_s : float
-        All_reduces of the whole layer (all chunks), seconds.
-    chunks : int
-        Chunks ``C`` >= 1.
-
-    Returns
-    -------
-    float
-        ``max(compute, comm) + min(compute, comm) / C`` seconds.
-
-    Notes
-    -----
-    A two-stage pipeline (compute a chunk, then all_reduce it) over ``C`` equal chunks: the
-    slower stage runs back to back, and the faster stage's first (or last) chunk cannot be
-    hidden, as in the fill-and-drain cost of a pipeline. ``C = 1`` gives the serial
-    ``compute + comm``; large ``C`` approaches ``max(compute, comm)``, but each chunk pays the
-    all_reduce's fixed cost ``alpha`` again, so ``comm_s`` itself grows with ``C``.
-
-    Examples
-    --------
-    >>> overlapped_time_s(8.0, 2.0, chunks=4)
-    8.5
-    >>> overlapped_time_s(8.0, 2.0, chunks=1)
-    10.0
-    """
-    check_int(chunks, "chunks", 1)
-    if compute_s < 0 or comm_s < 0:
-        raise GpucommError(f"times must be >= 0 s, got compute {compute_s!r} and comm {comm_s!r}")
-    return max(compute_s, comm_s) + min(compute_s, comm_s) / chunks
-
-
-# ----------------------------------------------------------------------------------- the table (no torch)
-
-def _labelled(results: dict | Iterable[dict] | Mapping[str, dict]) -> list[tuple[str, dict]]:
-    """``(label, result)`` pairs: the mapping's labels, or the layer's blocks (``"attention + mlp"``)."""
-    if isinstance(results, Mapping) and "serial_layer_s" not in results:
-        return list(results.items())
-    items = [results] if isinstance(results, Mapping) else list(results)
-    return [(" + ".join(r.get("blocks_in_layer") or ["mlp"]), r) for r in items]
-
-
-def tp_layer_rows(results: dict | Iterable[dict] | Mapping[str, dict]) -> list[dict]:
-    """One table row per measured variant: the blocking layer, and the chunked one with ``overlap``.
-
-    Parameters
-    ----------
-    results : dict, iterable of dict, or mapping of str to dict
-        Results of :func:`run_tp_layer`: one, several, or by label (``{"MLP": r, ...}``, the
-        label names the rows; otherwise the layer's blocks do, ``"attention + mlp"``).
-
-    Returns
-    -------
-    list of dict
-        ``layer``, ``variant`` (``"blocking"`` or ``"4 chunks"``), ``compute_s``, ``comm_s``,
-        ``layer_s``, ``waited_s = max(0, layer_s - compute_s)`` (the communication the layer
-        waited for), ``rel_error``; the chunked row also ``overlap_gain`` and
-        ``hidden_comm_fraction``; every row ``check_ok`` and ``tolerance``.
-
-    Examples
-    --------
-    >>> r = {"serial_compute_s": 0.040, "serial_comm_s": 0.004, "serial_layer_s": 0.046, "overlap": False,
-    ...      "rel_error": 2e-7, "check_ok": True, "tolerance": 1e-4}
-    >>> [(row["variant"], round(row["waited_s"], 3)) for row in tp_layer_rows(r)]
-    [('blocking', 0.006)]
-    """
-    return _rows(_labelled(results))
-
-
-def _rows(labelled: list[tuple[str, dict]]) -> list[dict]:
-    rows = []
-    for label, r in labelled:
-        common = {"layer": label, "check_ok": r.get("check_ok"), "tolerance": r.get("tolerance")}
-        rows.append({**common, "variant": "blocking", "compute_s": r["serial_compute_s"],
-                     "comm_s": r["serial_comm_s"], "layer_s": r["serial_layer_s"],
-                     "waited_s": max(0.0, r["serial_layer_s"] - r["serial_compute_s"]),
-                     "rel_error": r.get("rel_error")})
-        if r.get("overlap"):
-            rows.append({**common, "variant": f"{r['chunks']} chunks", "compute_s": r["compute_s"],
-                         "comm_s": r["comm_s"], "layer_s": r["layer_s"], "waited_s": r["exposed_comm_s"],
-                         "rel_error": r.get("rel_error_overlap"), "overlap_gain": r["overlap_gain"],
-                         "hidden_comm_fraction": r["hidden_comm_fraction"]})
-    return rows
-
-
-def _tp_comments(meta: dict) -> list[str]:
-    m = meta.get
-    cfg = m("config") or {}
-    shape = f"hidden {cfg.get('hidden', '?')}, ffn {cfg.get('ffn', '?')}, tokens {cfg.get('tokens', '?')}"
-    lines = [f"# gpucomm tp_layer: {m('num_ranks', '?')} ranks, backend {m('backend', '?')}, {m('dtype', '?')}, "
-             f"{shape}; iters {m('iters', '?')} x {m('blocks', '?')} blocks (median block), "
-             f"warm-up {m('warmup_iters', '?')}"]
-    if m("backend_note"):
-        lines.append(f"# {m('backend_note')}")
-    hosts = m("rank_hosts") or [None] * len(m("devices") or [])
-    for rank, (host, device) in enumerate(zip(hosts, m("devices") or [])):
-        lines.append(f"#  rank {rank:3d}{f' on {host}' if host else ''}: {device}")
-    lines.append("# time: one layer forward, the maximum over ranks; all_reduce: the layer's all_reduces alone; "
-                 "waited = layer - compute")
-    return lines
-
-
-def _tp_summary(rows: list[dict]) -> list[str]:
-    lines = [f"# {row['layer']}: overlap gain {row['overlap_gain']:+.0%}, hidden: "
-             f"{row['hidden_comm_fraction']:.0%} of the chunked all_reduces"
-             for row in rows if row.get("overlap_gain") is not None]
-    checked = [row for row in rows if row.get("check_ok") is not None]
-    if not checked:
-        status = "N/A (check off)"
-    elif all(row["check_ok"] for row in checked):
-        status = f"OK (relative error <= {checked[0]['tolerance']:g})"
-    else:
-        status = "FAILED"
-    lines.append(f"# Check              : {status}")
-    return lines
-
-
-def _us_cell(key: str):
-    return lambda row: format_time_us(row[key])
-
-
-#: The TP layer's table: per layer and variant, compute, all_reduces alone, the layer, the wait.
-TP_LAYER_TABLE = Table(
-    columns=(
-        Column("layer", "", 17, lambda row: row["layer"]),
-        Column("variant", "", 11, lambda row: row["variant"]),
-        Column("compute", "(us)", 11, _us_cell("compute_s")),
-        Column("all_reduce", "(us)", 11, _us_cell("comm_s")),
-        Column("layer", "(us)", 11, _us_cell("layer_s")),
-        Column("waited", "(us)", 11, _us_cell("waited_s")),
-        Column("error", "(rel)", 9, lambda row: "N/A" if row["rel_error"] is None else f"{row['rel_error']:.1e}"),
-    ),
-    comments=_tp_comments,
-    summary=_tp_summary,
-)
-
-
-def format_tp_layer_table(results: dict | Iterable[dict] | Mapping[str, dict], meta: dict | None = None) -> str:
-    """The TP layer's results as a table (:data:`TP_LAYER_TABLE`), one row per layer and variant.
-
-    Parameters
-    ----------
-    results : dict, iterable of dict, or mapping of str to dict
-        Results of :func:`run_tp_layer` (see :func:`tp_layer_rows`).
-    meta : dict or None
-        The metadata record for the header (from the results file); None: the first result,
-        which carries the same fields (ranks, backend, dtype, devices, config).
-    """
-    labelled = _labelled(results)
-    if meta is None:
-        meta = labelled[0][1] if labelled else {}
-    return TP_LAYER_TABLE.format(_rows(labelled), meta)
 
 
 # ----------------------------------------------------------------------------------- the rank (torch)
@@ -567,78 +358,95 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
     x = _input(config, torch).to(device=device, dtype=dtype)
     stages = _stages(config, w, torch)
     chunks = config.chunks if config.overlap else 1
+    rel_error, rel_error_overlap = (None, None) if not config.check else _check_output(
+        config, x, stages, chunks, rank=rank, world_size=world_size, device=device, dtype=dtype, torch=torch, dist=dist)
+    serial, chosen = _time_variants(config, x, stages, chunks, device=device, torch=torch, dist=dist)
+    per_rank: list = [None] * world_size
+    dist.all_gather_object(per_rank, _breakdown(config, x, stages, device=device, torch=torch, dist=dist))
+    return _result_record(config, meta, world_size=world_size, dtype_name=dtype_name, chunks=chunks,
+                          num_stages=len(stages), serial=serial, chosen=chosen, per_rank=per_rank,
+                          rel_error=rel_error, rel_error_overlap=rel_error_overlap)
 
-    # --- correctness: the TP output (blocking, and chunked with async all_reduces) vs one rank
-    rel_error = rel_error_overlap = None
-    if config.check:
-        with torch.no_grad():
-            out = _layer(x, stages, chunks=1, comm="blocking", dist=dist)
-            out_chunked = torch.cat(_layer(x, stages, chunks=chunks, comm="async", dist=dist)) if chunks > 1 else None
-            harness.synchronize(device)
-            errors = [0.0, 0.0]
-            if rank == 0:
-                full, ref_dtype = _reference(config, world_size, x, device, torch)
-                fw = {k: v.to(device=device, dtype=dtype).to(ref_dtype) for k, v in full.items()}
-                ref = _layer(x.to(ref_dtype), _stages(config, fw, torch), chunks=1, comm="none", dist=dist)
-                errors = [_rel_error(out, ref, torch),
-                          _rel_error(out_chunked, ref, torch) if out_chunked is not None else 0.0]
-        rel_error = harness.max_over_ranks(errors[0], device)
-        if chunks > 1:
-            rel_error_overlap = harness.max_over_ranks(errors[1], device)
 
-    # --- timing
-    def variant(prefix: str, n_chunks: int, comm: str) -> dict:
-        """The three timed functions of one variant, keyed ``<prefix>compute_s``..."""
-        sample = _layer(x, stages, chunks=n_chunks, comm="none", dist=dist)
-        buffers = [p.clone() for p in ([sample] if n_chunks == 1 else sample) for _ in stages]
-        return {f"{prefix}compute_s": lambda: _layer(x, stages, chunks=n_chunks, comm="none", dist=dist),
-                f"{prefix}comm_s": lambda: _comm_only(buffers, dist),
-                f"{prefix}layer_s": lambda: _layer(x, stages, chunks=n_chunks, comm=comm, dist=dist)}
+def _check_output(config: TPLayerConfig, x, stages, chunks: int, *, rank, world_size, device, dtype, torch,
+                  dist) -> tuple[float, float | None]:
+    """The TP output (blocking, and chunked with async all_reduces) against one rank's: the relative errors, max over ranks."""
+    with torch.no_grad():
+        out = _layer(x, stages, chunks=1, comm="blocking", dist=dist)
+        out_chunked = torch.cat(_layer(x, stages, chunks=chunks, comm="async", dist=dist)) if chunks > 1 else None
+        harness.synchronize(device)
+        errors = [0.0, 0.0]
+        if rank == 0:
+            full, ref_dtype = _reference(config, world_size, x, device, torch)
+            fw = {k: v.to(device=device, dtype=dtype).to(ref_dtype) for k, v in full.items()}
+            ref = _layer(x.to(ref_dtype), _stages(config, fw, torch), chunks=1, comm="none", dist=dist)
+            errors = [_rel_error(out, ref, torch),
+                      _rel_error(out_chunked, ref, torch) if out_chunked is not None else 0.0]
+    rel_error = harness.max_over_ranks(errors[0], device)
+    rel_error_overlap = harness.max_over_ranks(errors[1], device) if chunks > 1 else None
+    return rel_error, rel_error_overlap
 
+
+def _variant(x, stages, prefix: str, n_chunks: int, comm: str, dist) -> dict:
+    """The three timed functions of one variant, keyed ``<prefix>compute_s``, ``<prefix>comm_s``, ``<prefix>layer_s``."""
+    sample = _layer(x, stages, chunks=n_chunks, comm="none", dist=dist)
+    buffers = [p.clone() for p in ([sample] if n_chunks == 1 else sample) for _ in stages]
+    return {f"{prefix}compute_s": lambda: _layer(x, stages, chunks=n_chunks, comm="none", dist=dist),
+            f"{prefix}comm_s": lambda: _comm_only(buffers, dist),
+            f"{prefix}layer_s": lambda: _layer(x, stages, chunks=n_chunks, comm=comm, dist=dist)}
+
+
+def _time_variants(config: TPLayerConfig, x, stages, chunks: int, *, device, torch, dist) -> tuple[dict, dict]:
+    """Times of the blocking layer and, with ``overlap``, the chunked one: ``(serial, chosen)``, each by ``*_s`` key."""
     with torch.no_grad():
         # Blocking and overlapped variants in one interleaved set of blocks: a change of load on a
         # shared machine during the run affects both alike, so their ratio stays meaningful.
-        fns = variant("serial_", 1, "blocking")
+        fns = _variant(x, stages, "serial_", 1, "blocking", dist)
         if config.overlap:
-            fns.update(variant("", chunks, "async"))
+            fns.update(_variant(x, stages, "", chunks, "async", dist))
         t = harness.timed_blocks_s(fns, iters=config.iters, warmup_iters=config.warmup_iters, blocks=config.blocks,
                                    device=device, across_ranks=True)
     serial = {k: t[f"serial_{k}"] for k in ("compute_s", "comm_s", "layer_s")}
     chosen = {k: t[k] for k in ("compute_s", "comm_s", "layer_s")} if config.overlap else serial
+    return serial, chosen
 
-    # --- inside the blocking layer: each rank's time in compute and in all_reduce (which
-    # includes waiting for the slowest rank to arrive), median over iterations
-    def breakdown() -> tuple[float, float]:
-        comp, comm = [], []
-        with torch.no_grad():
-            for _ in range(config.iters * config.blocks):
-                harness.barrier(device)
-                c = a = 0.0
-                cur = x
-                for stage in stages:
-                    harness.synchronize(device)
-                    t0 = time.perf_counter()
-                    partial = stage(cur)
-                    harness.synchronize(device)
-                    t1 = time.perf_counter()
-                    dist.all_reduce(partial)
-                    harness.synchronize(device)
-                    t2 = time.perf_counter()
-                    c, a = c + (t1 - t0), a + (t2 - t1)
-                    cur = cur + partial
-                comp.append(c)
-                comm.append(a)
-        return statistics.median(comp), statistics.median(comm)
 
-    per_rank: list = [None] * world_size
-    dist.all_gather_object(per_rank, breakdown())
+def _breakdown(config: TPLayerConfig, x, stages, *, device, torch, dist) -> tuple[float, float]:
+    """Inside the blocking layer: this rank's time in compute and in all_reduce, median over iterations.
 
-    elem = _ELEM_BYTES[dtype_name]
-    layer_bytes = config.tokens * config.hidden * elem
-    num_stages = len(stages)
+    The all_reduce time includes waiting for the slowest rank to arrive, so the ranks' lists show load imbalance.
+    """
+    comp, comm = [], []
+    with torch.no_grad():
+        for _ in range(config.iters * config.blocks):
+            harness.barrier(device)
+            c = a = 0.0
+            cur = x
+            for stage in stages:
+                harness.synchronize(device)
+                t0 = time.perf_counter()
+                partial = stage(cur)
+                harness.synchronize(device)
+                t1 = time.perf_counter()
+                dist.all_reduce(partial)
+                harness.synchronize(device)
+                t2 = time.perf_counter()
+                c, a = c + (t1 - t0), a + (t2 - t1)
+                cur = cur + partial
+            comp.append(c)
+            comm.append(a)
+    return statistics.median(comp), statistics.median(comm)
+
+
+def _result_record(config: TPLayerConfig, meta: dict, *, world_size: int, dtype_name: str, chunks: int, num_stages: int,
+                   serial: dict, chosen: dict, per_rank: list, rel_error: float | None,
+                   rel_error_overlap: float | None) -> dict:
+    """The ``"record": "tp_layer"`` result from the times, the check and the metadata (rates from the model's formulas)."""
+    layer_bytes = tp_layer_all_reduce_bytes(config.hidden, config.tokens, dtype=dtype_name)
     flops = tp_layer_flops_per_rank(config.hidden, config.ffn, config.tokens, num_ranks=world_size,
                                     attention=config.attention, seq_len=config.sequence_tokens if config.attention else None)
     factor = busbw_factor("all_reduce", world_size)
+    tolerance = CHECK_TOLERANCE[dtype_name]
     result = {
         "record": "tp_layer",
         "num_ranks": world_size,
@@ -674,10 +482,9 @@ def _measure(config: TPLayerConfig, *, rank, world_size, device, dtype, dtype_na
         "rank_all_reduce_s": [a for _, a in per_rank],
         "rel_error": rel_error,
         "rel_error_overlap": rel_error_overlap,
-        "tolerance": CHECK_TOLERANCE[dtype_name],
+        "tolerance": tolerance,
         "check_ok": (None if rel_error is None else
-                     rel_error <= CHECK_TOLERANCE[dtype_name]
-                     and (rel_error_overlap is None or rel_error_overlap <= CHECK_TOLERANCE[dtype_name])),
+                     rel_error <= tolerance and (rel_error_overlap is None or rel_error_overlap <= tolerance)),
         "hosts": meta["hosts"],
         "devices": meta["devices"],
         "launcher": meta["launcher"],

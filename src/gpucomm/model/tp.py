@@ -5,18 +5,25 @@ MLP so that, in the forward pass, each ends with one all_reduce of the layer's
 activations: two all_reduces per layer (Shoeybi et al., "Megatron-LM", arXiv:1909.08053,
 sec. 3, Fig. 3: operators f and g). Each all_reduce carries the full activation tensor
 ``tokens x hidden_size`` in the activation dtype.
+
+The formulas of the layer :mod:`gpucomm.measure.tp_layer` measures live here too: its FLOPs per rank
+(:func:`tp_layer_flops_per_rank`), the size of its all_reduce (:func:`tp_layer_all_reduce_bytes`) and
+the time of the layer whose all_reduces overlap compute (:func:`overlapped_time_s`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpucomm import GpucommError
 from gpucomm.model.catalog import lookup
+from gpucomm.model.collectives import check_num_ranks
 from gpucomm.model.cost import CollectiveCost, collective_cost
 from gpucomm.model.dtypes import element_type
 from gpucomm.model.fabric import Fabric, as_fabric
 from gpucomm.model.hardware import Link
+from gpucomm.model.units import check_int
 
 DTYPE_BYTES = {s: element_type(s).size_bytes for s in ("fp32", "float32", "fp16", "float16", "bf16", "bfloat16", "fp8")}
 """Bytes per element of the activation dtypes, by the spellings accepted here (sizes: :mod:`gpucomm.model.dtypes`)."""
@@ -165,10 +172,144 @@ def tp_all_reduce_bytes(num_tokens: int, hidden_size: int, *, dtype: str = "fp16
     >>> tp_all_reduce_bytes(4096, 8192, dtype="fp16") / 2**20
     64.0
     """
+    return _activation_bytes(num_tokens, hidden_size, dtype, dtype_bytes)
+
+
+def _activation_bytes(num_tokens: int, hidden_size: int, dtype: str, bytes_of: Callable[[str], int]) -> int:
+    """``num_tokens x hidden_size x bytes_of(dtype)``: the one formula of a TP all_reduce's size (counts checked first)."""
     for name, value in (("number of tokens", num_tokens), ("hidden size", hidden_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise GpucommError(f"{name} {value!r} is not valid: expected a positive integer")
-    return num_tokens * hidden_size * dtype_bytes(dtype)
+    return num_tokens * hidden_size * bytes_of(dtype)
+
+
+# --- the measured TP layer (gpucomm.measure.tp_layer): its FLOPs, its all_reduce, overlap -------------
+
+def tp_layer_flops_per_rank(hidden: int, ffn: int, tokens: int, *, num_ranks: int, attention: bool = False,
+                            seq_len: int | None = None) -> float:
+    """Floating-point operations of one rank's share of a Megatron-style TP layer's matrix products.
+
+    The layer :func:`gpucomm.measure.tp_layer.run_tp_layer` measures: a column-parallel then a
+    row-parallel linear (MLP), optionally after attention split by heads (Megatron-LM,
+    arXiv:1909.08053, sec. 3, Fig. 3).
+
+    Parameters
+    ----------
+    hidden, ffn, tokens : int
+        Width ``h``, MLP inner width ``f`` and tokens ``T``.
+    num_ranks : int
+        Tensor-parallel degree ``N``.
+    attention : bool
+        Include the attention block.
+    seq_len : int or None
+        Tokens per sequence ``S`` for the attention scores (None: ``min(tokens, 64)``).
+
+    Returns
+    -------
+    float
+        FLOPs (one multiply-add = 2).
+
+    Raises
+    ------
+    GpucommError
+        If ``num_ranks`` is not a valid rank count (:func:`gpucomm.model.collectives.check_num_ranks`).
+
+    Notes
+    -----
+    MLP: ``2 T h f / N`` per linear, two linears: ``4 T h f / N``. Attention: Q, K, V and the
+    output projection ``8 T h^2 / N``, scores and weighted sum ``4 T S h / N`` (counted for the
+    full ``S x S`` score matrix, as the math kernel computes it before the causal mask). Layer
+    norms, GeLU, softmax and residuals are left out (a few FLOPs per element).
+
+    Examples
+    --------
+    >>> tp_layer_flops_per_rank(1024, 4096, 256, num_ranks=2) / 1e9
+    2.147483648
+    """
+    n = check_num_ranks(num_ranks)
+    flops = 4.0 * tokens * hidden * ffn / n
+    if attention:
+        s = seq_len if seq_len is not None else min(tokens, 64)
+        flops += 8.0 * tokens * hidden * hidden / n + 4.0 * tokens * s * hidden / n
+    return flops
+
+
+def _any_spelling_bytes(dtype: str) -> int:
+    return element_type(str(dtype).lower()).size_bytes
+
+
+def tp_layer_all_reduce_bytes(hidden: int, tokens: int, *, dtype: str = "float32") -> int:
+    """Bytes of one all_reduce of the measured TP layer: the activations ``tokens x hidden``.
+
+    The same tensor as :func:`tp_all_reduce_bytes` (arguments in the measured layer's order), with
+    the dtype in any spelling of :mod:`gpucomm.model.dtypes` (torch names as the layer records them).
+
+    Parameters
+    ----------
+    hidden, tokens : int
+        Width ``h`` and tokens ``T``, >= 1.
+    dtype : str
+        Element type: ``float32``, ``bfloat16``..., ``bf16``, ``half`` (case-insensitive).
+
+    Returns
+    -------
+    int
+        ``tokens x hidden x`` the element's bytes.
+
+    Raises
+    ------
+    GpucommError
+        If a count is not a positive integer or the dtype is unknown.
+
+    Examples
+    --------
+    >>> tp_layer_all_reduce_bytes(1024, 256) / 2**20
+    1.0
+    """
+    return _activation_bytes(tokens, hidden, dtype, _any_spelling_bytes)
+
+
+def overlapped_time_s(compute_s: float, comm_s: float, *, chunks: int) -> float:
+    """Time of a layer whose all_reduces overlap compute over ``chunks`` equal chunks.
+
+    Parameters
+    ----------
+    compute_s : float
+        Compute of the whole layer (all chunks), seconds.
+    comm_s : float
+        All_reduces of the whole layer (all chunks), seconds.
+    chunks : int
+        Chunks ``C`` >= 1.
+
+    Returns
+    -------
+    float
+        ``max(compute, comm) + min(compute, comm) / C`` seconds.
+
+    Raises
+    ------
+    GpucommError
+        If ``chunks`` is not an integer >= 1 or a time is negative.
+
+    Notes
+    -----
+    A two-stage pipeline (compute a chunk, then all_reduce it) over ``C`` equal chunks: the
+    slower stage runs back to back, and the faster stage's first (or last) chunk cannot be
+    hidden, as in the fill-and-drain cost of a pipeline. ``C = 1`` gives the serial
+    ``compute + comm``; large ``C`` approaches ``max(compute, comm)``, but each chunk pays the
+    all_reduce's fixed cost ``alpha`` again, so ``comm_s`` itself grows with ``C``.
+
+    Examples
+    --------
+    >>> overlapped_time_s(8.0, 2.0, chunks=4)
+    8.5
+    >>> overlapped_time_s(8.0, 2.0, chunks=1)
+    10.0
+    """
+    check_int(chunks, "chunks", 1)
+    if compute_s < 0 or comm_s < 0:
+        raise GpucommError(f"times must be >= 0 s, got compute {compute_s!r} and comm {comm_s!r}")
+    return max(compute_s, comm_s) + min(compute_s, comm_s) / chunks
 
 
 @dataclass(frozen=True)
