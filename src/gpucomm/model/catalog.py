@@ -29,6 +29,11 @@ def lookup(table: Mapping[str, T], key: object, *, what: str, entry_type: type,
     dashes_as_underscores : bool
         Accept ``h100-sxm5`` for ``h100_sxm5``.
 
+    Returns
+    -------
+    entry
+        ``table[key]`` (after the aliases), or ``key`` itself when it is already an ``entry_type``.
+
     Raises
     ------
     GpucommError

@@ -59,12 +59,34 @@ class AlphaBetaFit:
     rms_rel_error: float
 
     def time_s(self, msg_bytes: float) -> float:
-        """Model time of one operation on ``msg_bytes`` bytes, seconds (:func:`gpucomm.model.cost.alpha_beta_time_s`)."""
+        """Model time of one operation on ``msg_bytes`` bytes, seconds (:func:`gpucomm.model.cost.alpha_beta_time_s`).
+
+        Parameters
+        ----------
+        msg_bytes : float
+            Message size, bytes (the collective's size convention, as in the fitted sweep).
+
+        Returns
+        -------
+        float
+            ``alpha + f * msg_bytes / busbw`` (``f`` the collective's bus factor), seconds.
+        """
         return alpha_beta_time_s(msg_bytes, alpha_s=self.alpha_s, bw_bytes_per_s=self.busbw_bytes_per_s,
                                  collective=self.collective, num_ranks=self.num_ranks)
 
     def busbw_at(self, msg_bytes: float) -> float:
-        """Model bus bandwidth ``f S / t(S)`` at ``msg_bytes`` bytes, bytes/s."""
+        """Model bus bandwidth ``f S / t(S)`` at ``msg_bytes`` bytes, bytes/s.
+
+        Parameters
+        ----------
+        msg_bytes : float
+            Message size, bytes.
+
+        Returns
+        -------
+        float
+            Bus bandwidth (nccl-tests ``busbw``: the collective's bus factor times size over time), bytes/s.
+        """
         return alpha_beta_busbw_bytes_per_s(msg_bytes, alpha_s=self.alpha_s, busbw_bytes_per_s=self.busbw_bytes_per_s,
                                             collective=self.collective, num_ranks=self.num_ranks)
 
@@ -209,6 +231,17 @@ def fit_sweep(records: Iterable[dict]) -> AlphaBetaFit:
     ``collective`` and ``num_ranks`` are read from the records, which must agree; each record's
     top level is its measurement (:func:`sweep_rows`).
 
+    Parameters
+    ----------
+    records : iterable of dict
+        Result records of one sweep (``gpucomm bench`` or ``gpucomm parse``): ``msg_bytes``, ``time_s``,
+        ``collective`` and ``num_ranks`` at the top level.
+
+    Returns
+    -------
+    AlphaBetaFit
+        Alpha (seconds) and busbw (bytes/s) fitted by :func:`fit_alpha_beta` (least squares on relative residuals).
+
     Raises
     ------
     GpucommError
@@ -276,7 +309,18 @@ class FitReport:
     split_reason: str = ""
 
     def region_for(self, msg_bytes: float) -> Region:
-        """The region whose fit applies at ``msg_bytes`` (sizes between regions go to the nearer one)."""
+        """The region whose fit applies at ``msg_bytes`` (sizes between regions go to the nearer one).
+
+        Parameters
+        ----------
+        msg_bytes : float
+            Message size, bytes.
+
+        Returns
+        -------
+        Region
+            The fitted region whose size range covers ``msg_bytes``, or the nearer one between two regions.
+        """
         if len(self.regions) == 1 or msg_bytes <= self.regions[0].max_bytes:
             return self.regions[0]
         if msg_bytes >= self.regions[1].min_bytes:
@@ -285,11 +329,33 @@ class FitReport:
         return self.regions[0] if msg_bytes < mid else self.regions[1]
 
     def time_s(self, msg_bytes: float) -> float:
-        """Model time at ``msg_bytes`` from the region that covers it, seconds."""
+        """Model time at ``msg_bytes`` from the region that covers it, seconds.
+
+        Parameters
+        ----------
+        msg_bytes : float
+            Message size, bytes.
+
+        Returns
+        -------
+        float
+            The covering region's alpha-beta time, seconds.
+        """
         return self.region_for(msg_bytes).fit.time_s(msg_bytes)
 
     def busbw_at(self, msg_bytes: float) -> float:
-        """Model busbw at ``msg_bytes`` from the region that covers it, bytes/s."""
+        """Model busbw at ``msg_bytes`` from the region that covers it, bytes/s.
+
+        Parameters
+        ----------
+        msg_bytes : float
+            Message size, bytes.
+
+        Returns
+        -------
+        float
+            The covering region's model busbw, bytes/s.
+        """
         return self.region_for(msg_bytes).fit.busbw_at(msg_bytes)
 
 
@@ -349,6 +415,11 @@ def split_wrong(records: Iterable[dict]) -> tuple[list[dict], list[dict]]:
     A collective that returned wrong data measured something else than the collective: its time does
     not belong in a fit of the collective's cost. ``num_wrong`` is the top-level field, which sums
     both placements (``gpucomm bench``, ``gpucomm parse``): a size wrong in either is left out.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Result records with ``msg_bytes`` and ``num_wrong`` (None or missing: the check was not run).
 
     Returns
     -------

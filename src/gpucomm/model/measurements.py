@@ -109,7 +109,23 @@ def cases() -> dict[str, dict]:
 
 
 def case(case_id: str) -> dict:
-    """One row of ``cases.csv``; raise a clear error for an unknown id."""
+    """One row of ``cases.csv``; raise a clear error for an unknown id.
+
+    Parameters
+    ----------
+    case_id : str
+        A case id of ``cases.csv`` (``C04``); letter case matters.
+
+    Returns
+    -------
+    dict
+        The row, as :func:`cases` gives it.
+
+    Raises
+    ------
+    GpucommError
+        If no case has that id; the message lists the ids.
+    """
     table = cases()
     if case_id not in table:
         raise GpucommError(f"unknown measurement case {case_id!r}: expected one of {', '.join(table)}")

@@ -148,6 +148,16 @@ GENERATIONS: tuple[Generation, ...] = (
 def get_generation(gpu_key: str) -> Generation:
     """Look up a :class:`Generation` by GPU catalog key.
 
+    Parameters
+    ----------
+    gpu_key : str
+        A GPU catalog key (``h100_sxm5``).
+
+    Returns
+    -------
+    Generation
+        The NVLink/PCIe generation entry whose GPU is ``gpu_key``.
+
     Raises
     ------
     GpucommError
@@ -169,6 +179,16 @@ def nvlink_per_link_bytes_per_s(gpu_key: str) -> float | None:
 
     NVIDIA quotes NVLink per GPU with both directions added ("900 GB/s" for H100). One link
     carries the per-GPU, per-direction figure divided by the number of links.
+
+    Parameters
+    ----------
+    gpu_key : str
+        A GPU catalog key.
+
+    Returns
+    -------
+    float or None
+        Per-link, per-direction bandwidth in bytes/s; None if the catalog has no link count for the GPU.
 
     Raises
     ------
@@ -193,6 +213,16 @@ def nvlink_per_link_bytes_per_s(gpu_key: str) -> float | None:
 
 def hbm_over_nvlink(gpu_key: str) -> float:
     """How many times faster a GPU reads its own memory than it can send over all its NVLinks (per direction).
+
+    Parameters
+    ----------
+    gpu_key : str
+        A GPU catalog key.
+
+    Returns
+    -------
+    float
+        Memory bandwidth over the GPU's total per-direction NVLink bandwidth (dimensionless).
 
     Raises
     ------
@@ -363,6 +393,16 @@ def amdahl_speedup(parallel_fraction: float, num_workers: int) -> float:
 def amdahl_limit(parallel_fraction: float) -> float:
     """Largest speed-up Amdahl's law allows with unlimited workers: ``1 / (1 - p)`` (inf for p = 1).
 
+    Parameters
+    ----------
+    parallel_fraction : float
+        The fraction ``p`` of the work that parallelises, in [0, 1].
+
+    Returns
+    -------
+    float
+        ``1 / (1 - p)``; ``inf`` for ``p = 1``.
+
     Raises
     ------
     GpucommError
@@ -474,6 +514,16 @@ def link_ratio(faster: str, slower: str) -> float:
     """Ratio of two catalog links' per-direction bandwidths (``faster / slower``).
 
     Both directions added gives the same ratio, as long as both figures are counted the same way.
+
+    Parameters
+    ----------
+    faster, slower : str
+        Link catalog keys (``nvlink5``, ``pcie5``).
+
+    Returns
+    -------
+    float
+        ``faster``'s per-direction bandwidth over ``slower``'s (dimensionless).
 
     Raises
     ------

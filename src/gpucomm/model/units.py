@@ -92,6 +92,16 @@ def parse_size(text: str | int | float) -> int:
 def format_size(num_bytes: float) -> str:
     """Format a byte count for people in binary units (B, KiB, MiB, GiB, TiB).
 
+    Parameters
+    ----------
+    num_bytes : float
+        A size in bytes (>= 0).
+
+    Returns
+    -------
+    str
+        The size in the first binary unit where it is below 1024, three significant digits (bytes as a whole number).
+
     Examples
     --------
     >>> format_size(67108864)
@@ -111,6 +121,16 @@ def format_size(num_bytes: float) -> str:
 def format_time(time_s: float) -> str:
     """Format a duration in s, ms or us with three significant digits.
 
+    Parameters
+    ----------
+    time_s : float
+        A duration in seconds.
+
+    Returns
+    -------
+    str
+        ``'603 us'``, ``'1.82 ms'`` or ``'1.82 s'``.
+
     Examples
     --------
     >>> format_time(603e-6)
@@ -126,12 +146,34 @@ def format_time(time_s: float) -> str:
 
 
 def to_gb_per_s(bw_bytes_per_s: float) -> float:
-    """Convert bytes/s to decimal GB/s (1 GB/s = 1e9 B/s), as nccl-tests prints it."""
+    """Convert bytes/s to decimal GB/s (1 GB/s = 1e9 B/s), as nccl-tests prints it.
+
+    Parameters
+    ----------
+    bw_bytes_per_s : float
+        A bandwidth in bytes/s.
+
+    Returns
+    -------
+    float
+        The same bandwidth in GB/s.
+    """
     return bw_bytes_per_s / 1e9
 
 
 def gb_per_s(value_gb_per_s: float) -> float:
-    """Convert decimal GB/s to bytes/s (1 GB/s = 1e9 B/s)."""
+    """Convert decimal GB/s to bytes/s (1 GB/s = 1e9 B/s).
+
+    Parameters
+    ----------
+    value_gb_per_s : float
+        A bandwidth in decimal GB/s.
+
+    Returns
+    -------
+    float
+        The same bandwidth in bytes/s.
+    """
     return value_gb_per_s * 1e9
 
 
