@@ -14,12 +14,18 @@ command always uses and refused otherwise, with what to use instead
 rank; otherwise ``--ranks N`` local ranks are started. Exit status: 0 when every checked
 element is right, 1 when any is wrong, 2 on bad input (a results file that cannot be written
 included, said before any rank starts), a failed rank or no torch, 130 on Ctrl-C, 143 on SIGTERM.
+
+``--out`` follows the output-path rule of every verb (:mod:`gpucomm.measure.output_paths`),
+checked before any rank starts: an existing file only with ``--force``, a folder that exists
+(the default ``results/`` is created); a FIFO or ``/dev/stdout`` is written as it is. Each
+finished size is synced to disk, so a crash, Ctrl-C or a full disk keeps the sizes before it.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import os
 import signal
 import sys
 import threading
@@ -27,6 +33,7 @@ import threading
 from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg, print_error, require_torch
 from gpucomm.measure.config import BENCH_COLLECTIVES, DEFAULT_TIMEOUT_S, DTYPE_BYTES, REDOPS, TIME_OVER_RANKS, SweepConfig
+from gpucomm.measure.output_paths import check_output_file
 
 __all__ = ["register", "run", "config_from_args", "NCCL_TESTS_FIXED"]
 
@@ -116,6 +123,7 @@ def register(subparsers) -> None:
     out.add_argument("--out", default=None, metavar="FILE",
                      help="JSON-lines results file (default results/<collective>-<date>.jsonl)")
     out.add_argument("--no-out", action="store_true", help="write no results file")
+    parser.add_argument("--force", action="store_true", help="replace an existing --out file (default: refuse it)")
     parser.add_argument("--max-seconds-per-size", type=float, default=None, metavar="S",
                         help="opt-in: cap one timed block at about S seconds; big sizes then run fewer iterations")
     parser.add_argument("--timeout-s", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
@@ -164,7 +172,7 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
     """
     if args.no_out:
         out = None
-    elif args.out:
+    elif args.out is not None:
         out = args.out
     else:
         out = f"results/{args.collective}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.jsonl"
@@ -176,6 +184,10 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
     if args.per_iter_timing not in (0, 1):
         raise GpucommError(f"per-iteration timing -I {args.per_iter_timing!r} is not valid: expected 0 or 1")
     check_nccl_tests_options(args)
+    if out is not None and _writes_results(args):
+        # the rule of every verb; only the default results/ folder, which gpucomm named, is created
+        check_output_file(out, flag="--out", force=args.force, example="results/all_reduce.jsonl",
+                          create_folder=args.out is None)
     step_factor = args.step_factor
     if step_factor is None:
         step_factor = 1 if args.step_bytes is not None else 2  # -i alone: nccl-tests' default -f is 1
@@ -185,6 +197,15 @@ def config_from_args(args: argparse.Namespace) -> SweepConfig:
                        backend=args.backend, out=out, max_seconds_per_size=args.max_seconds_per_size,
                        timeout_s=args.timeout_s, time_over_ranks=TIME_OVER_RANKS[args.average],
                        graph_launches=args.cudagraph, argv=tuple(getattr(args, "argv", None) or sys.argv))
+
+
+def _writes_results(args: argparse.Namespace) -> bool:
+    """True on the rank that writes the results file: rank 0 under torchrun, or this launcher.
+
+    The other ranks of a multi-node job may not even see rank 0's folder, so they do not check it.
+    """
+    rank = os.environ.get("RANK")
+    return rank is None or "WORLD_SIZE" not in os.environ or rank.strip() == "0"
 
 
 def interrupted_message(config: SweepConfig | None) -> str:

@@ -3,7 +3,9 @@
 Reads the flags and runs :func:`gpucomm.measure.copy_bandwidth.measure_copy_bandwidth`, which
 prints a row per kind and size as it finishes and optionally writes a JSON-lines results file.
 Importing this module does not import torch; :func:`run` says in one line where torch is missing.
-Exit status: 0, 2 on bad input or without torch, 130 on Ctrl-C.
+``--out`` follows the output-path rule of every verb (:mod:`gpucomm.measure.output_paths`): an
+existing file only with ``--force``, a folder that exists. Exit status: 0, 2 on bad input, a results
+file that cannot be written (a full disk: the rows before it are kept) or without torch, 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 
 from gpucomm.cli.common import int_arg, print_error, require_torch
 from gpucomm.measure.copy_bandwidth import COPY_KINDS, measure_copy_bandwidth
+from gpucomm.measure.output_paths import check_output_file
 
 __all__ = ["register", "run"]
 
@@ -46,6 +49,7 @@ def register(subparsers) -> None:
     parser.add_argument("--device", type=int_arg("device", 0), default=0, metavar="INT",
                         help="GPU for host/device copies (default 0)")
     parser.add_argument("--out", default=None, metavar="FILE", help="JSON-lines results file (default: none)")
+    parser.add_argument("--force", action="store_true", help="replace an existing --out file (default: refuse it)")
     parser.set_defaults(func=run)
 
 
@@ -57,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
     GpucommError
         No torch, or a bad size, kind or device (printed by ``gpucomm``'s main, exit status 2).
     """
+    if args.out is not None:  # the rule of every verb, before any copy
+        check_output_file(args.out, flag="--out", force=args.force, example="copy.jsonl")
     require_torch("copy bandwidth")  # one clear line rather than a traceback
     try:
         measure_copy_bandwidth(args.kinds, min_bytes=args.min_bytes, max_bytes=args.max_bytes,

@@ -9,7 +9,9 @@ Without GPUs it runs the CPU parts (host copies, a gloo sweep) and lists what it
 
 Writes ``report.json`` and ``report.html`` (one self-contained page, plotly.js inlined once, no
 network) into ``--out-dir``, with the measurements' results files and NCCL's debug logs. The
-folder's parent must exist and the folder must be writable; both are checked before any work.
+folder's parent must exist, the folder must be writable, and a folder holding an earlier report
+is refused unless ``--force`` (the rule of every verb, :mod:`gpucomm.measure.output_paths`);
+all checked before any work.
 
 Exit status: 0 when every check is ok or skipped; 1 when one is below expected or a pathology;
 2 on bad input (the output folder) or without torch; 130 on Ctrl-C, after writing the report of
@@ -21,12 +23,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-from gpucomm import GpucommError
 from gpucomm.cli.common import print_error, print_json, print_table, require_torch
 from gpucomm.measure.doctor import DoctorReport, run_doctor
+from gpucomm.measure.output_paths import check_output_folder
 
 __all__ = ["register", "run", "check_out_dir", "write_report", "summary_rows"]
 
@@ -52,20 +53,36 @@ def register(subparsers) -> None:
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out-dir", default=DEFAULT_OUT_DIR, metavar="DIR",
                         help=f"folder for report.html, report.json and the raw results (default ./{DEFAULT_OUT_DIR}; "
-                             "created if missing, its parent must exist)")
+                             "created if missing, its parent must exist; an earlier report there needs --force)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace the report of an earlier run in --out-dir (default: refuse that folder)")
     parser.add_argument("--quick", action="store_true", help="smaller copies and a shorter sweep")
     parser.add_argument("--no-sweep", action="store_true", help="skip the all_reduce sweep (and so NCCL's log)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON line instead of the summary")
     parser.set_defaults(func=run)
 
 
-def check_out_dir(path: str) -> Path:
+REPORT_FILES = ("report.json", "report.html", "copy.jsonl", "sweep.jsonl")
+"""The files ``gpucomm doctor`` writes into ``--out-dir`` (:func:`write_report`, and the measurements'
+results files of :func:`gpucomm.measure.doctor.run_doctor`), with NCCL's logs :data:`REPORT_PATTERNS`."""
+
+REPORT_PATTERNS = ("nccl_debug.*.log",)
+"""NCCL's debug logs of the sweep in ``--out-dir`` (``NCCL_DEBUG_FILE``), which a new run replaces."""
+
+
+def check_out_dir(path: str, force: bool = False) -> Path:
     """The output folder, created if missing, after checking that it can hold the report.
+
+    The rule of every verb (:func:`gpucomm.measure.output_paths.check_output_folder`): not empty
+    (``--out-dir ''`` would write into the current folder), its parent folder must exist, and
+    the report of an earlier run in it is replaced only with ``--force``.
 
     Parameters
     ----------
     path : str
         ``--out-dir``.
+    force : bool
+        ``--force``: replace the files of an earlier report in the folder.
 
     Returns
     -------
@@ -75,22 +92,10 @@ def check_out_dir(path: str) -> Path:
     Raises
     ------
     GpucommError
-        The parent folder does not exist, the path is a file, or nothing can be written there.
+        Empty, the parent folder does not exist, the path is a file, nothing can be written there,
+        or it holds an earlier report without ``force``.
     """
-    out = Path(path).expanduser().absolute()
-    if out.exists() and not out.is_dir():
-        raise GpucommError(f"--out-dir {path} is a file: expected a folder (new or existing)")
-    if not out.exists() and not out.parent.is_dir():
-        raise GpucommError(f"--out-dir {path}: its parent folder {out.parent} does not exist: expected an existing "
-                           "parent folder")
-    try:
-        out.mkdir(exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out, prefix=".gpucomm-doctor-write-test"):
-            pass  # a real write: permission bits say nothing to root, nor about read-only mounts
-    except OSError as exc:
-        raise GpucommError(f"--out-dir {path} is not writable ({exc.strerror or type(exc).__name__}): expected a "
-                           "folder this user can write to") from None
-    return out
+    return check_output_folder(path, flag="--out-dir", force=force, names=REPORT_FILES, patterns=REPORT_PATTERNS)
 
 
 def write_report(report: DoctorReport, out_dir: Path) -> dict:
@@ -174,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     GpucommError
         A missing parent folder, a file, or an unwritable path for ``--out-dir``; no torch.
     """
-    out_dir = check_out_dir(args.out_dir)  # before any work
+    out_dir = check_out_dir(args.out_dir, force=args.force)  # before any work
     require_torch("gpucomm doctor")
     report = DoctorReport()
     try:

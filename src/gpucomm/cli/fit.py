@@ -13,6 +13,10 @@ a measured-vs-model plot as a standalone HTML file.
 No torch here, so a results file copied off a GPU node can be fitted anywhere; plotly is
 imported only for ``--plot``.
 
+``--plot`` follows the output-path rule of every verb (:mod:`gpucomm.measure.output_paths`): never
+the results file, an existing file only with ``--force``, a folder that exists; all checked before
+the fit. A record whose numbers a fit cannot read (``"msg_bytes": "8"``) is refused with its line.
+
 The computation is :func:`gpucomm.model.fit.fit_regions` and
 :func:`gpucomm.model.fit.catalog_comparison`, the plot
 :func:`gpucomm.viz.figures.measured.fit_report_figure`; this module reads the flags and prints.
@@ -25,6 +29,7 @@ import math
 
 from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg
+from gpucomm.measure.output_paths import check_output_file
 from gpucomm.model.collectives import COLLECTIVES
 from gpucomm.model.fit import DEFAULT_MAX_RMS, catalog_comparison, fit_regions, split_wrong
 from gpucomm.model.units import format_size, format_time, to_gb_per_s
@@ -74,6 +79,7 @@ def register(subparsers) -> None:
                              f"(default {DEFAULT_MAX_RMS})")
     parser.add_argument("--plot", default=None, metavar="FILE.html",
                         help="write the measured-vs-model plot as a standalone HTML file (plotly.js included)")
+    parser.add_argument("--force", action="store_true", help="replace an existing --plot file (default: refuse it)")
     parser.set_defaults(func=run)
 
 
@@ -107,6 +113,48 @@ def _shape(rows: list[dict], meta: dict, args: argparse.Namespace, where: str) -
     if filled:
         rows = [dict(r, **{k: v for k, v in filled.items() if r.get(k) is None}) for r in rows]
     return rows, notes
+
+
+_NUMBER_FIELDS = (("msg_bytes", False), ("time_s", False), ("busbw_bytes_per_s", True))
+"""The numbers a fit reads from every record, and whether zero is allowed (busbw is 0 on 1 rank)."""
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_records(results, where: str) -> None:
+    """Refuse, in one line naming the file's line, a record whose fields a fit cannot read.
+
+    A results file is JSON a person may have edited or another tool written: a number given as a
+    string (``"msg_bytes": "8"``), a negative time or a list where a count belongs would otherwise
+    end in a traceback deep in the fit.
+    """
+    meta = results.meta
+    candidates = meta.get("collective_candidates")
+    if candidates is not None and not (isinstance(candidates, list) and all(isinstance(c, str) for c in candidates)):
+        raise GpucommError(f"results file {where}: the metadata's collective_candidates {candidates!r} is not a list of "
+                           "names: expected records written by gpucomm bench or gpucomm parse")
+    lines = results.line_numbers or list(range(1, len(results) + 1))
+    for line, record in zip(lines, results):
+        at = f"results file {where} line {line}"
+        missing = [key for key, _ in _NUMBER_FIELDS if key not in record]
+        if missing:
+            raise GpucommError(f"{at} has no {', '.join(missing)}: expected records written by gpucomm bench or "
+                               "gpucomm parse")
+        for key, zero_ok in _NUMBER_FIELDS:
+            value = record[key]
+            if not _is_number(value) or value < 0 or (value == 0 and not zero_ok):
+                raise GpucommError(f"{at}: {key} {value!r} is not valid: expected a number "
+                                   f"{'>= 0' if zero_ok else '> 0'}")
+        for key, minimum in (("num_wrong", 0), ("num_ranks", 1)):
+            value = record.get(key)
+            if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= minimum):
+                raise GpucommError(f"{at}: {key} {value!r} is not valid: expected an integer >= {minimum}, or null")
+        collective = record.get("collective")
+        if collective is not None and collective not in COLLECTIVES:
+            raise GpucommError(f"{at}: collective {collective!r} is not known: expected one of {', '.join(COLLECTIVES)}, "
+                               "or null")
 
 
 def _ratio(value: float) -> str:
@@ -146,12 +194,10 @@ def run(args: argparse.Namespace) -> int:
                            ".html (or .htm)")
     if (args.gpus or args.no_p2p) and not args.link:
         raise GpucommError("--gpus and --no-p2p describe the catalog model: expected --link too")
+    if args.plot is not None:  # the rule of every verb, before any work: never the results file, never clobbered
+        check_output_file(args.plot, flag="--plot", force=args.force, inputs=[args.results], example="fit.html")
     results = read_results(args.results)
-    for number, record in enumerate(results, start=1):
-        missing = [key for key in ("msg_bytes", "time_s") if key not in record]
-        if missing:
-            raise GpucommError(f"results file {args.results!r} record {number} has no {', '.join(missing)}: "
-                               "expected records written by gpucomm bench or gpucomm parse")
+    _check_records(results, repr(args.results))
     meta = results.meta
     rows = primary_records(meta, [r for r in results if r.get("record", "result") == "result"])
     if not rows:

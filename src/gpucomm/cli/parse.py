@@ -22,10 +22,14 @@ by default (``--out-of-place`` puts the other one there). Values are taken as
 printed: nccl-tests averages the time over ranks by default (``-a 1``) where ``gpucomm bench``
 reports the slowest rank.
 
+``--out`` follows the output-path rule of every verb (:mod:`gpucomm.measure.output_paths`): never
+the log itself, an existing file only with ``--force``, a folder that exists; a FIFO or
+``/dev/stdout`` is written as it is.
+
 Exit status: 0, or 1 when the log reports wrong results (``#wrong`` > 0, an ``error`` column
 beyond nccl-tests' own bound, or out-of-bounds values), 2 when the input cannot be read or holds
-no result row, or a flag is wrong (one line on stderr: ``gpucomm parse: error: ...``; nothing is
-written).
+no result row, a flag is wrong, or the results file cannot be written (one line on stderr:
+``gpucomm parse: error: ...``; nothing is written where the error comes before the first record).
 
 This module imports neither torch nor plotly: registering or running ``parse`` works in a
 model-only install.
@@ -48,6 +52,7 @@ from gpucomm import GpucommError
 from gpucomm.cli.common import int_arg, one_line, print_json
 from gpucomm.measure.logs.files import read_log_text
 from gpucomm.measure.logs.nccl_tests_results import format_log_table, log_to_results, read_nccl_tests_output
+from gpucomm.measure.output_paths import check_output_file
 from gpucomm.measure.results import ResultsWriter
 from gpucomm.model.collectives import COLLECTIVES
 
@@ -67,18 +72,9 @@ EPILOG = """examples:
   ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 8 | gpucomm parse - --json"""
 
 
-def _check_out(out: str | None) -> None:
-    """Refuse ``--out`` whose folder does not exist, or that is a folder, before any work (nothing is created)."""
-    if out is None:
-        return
-    path = Path(out)
-    if out.strip() == "" or path.is_dir():
-        raise GpucommError(f"--out {out!r} is not a file name: expected a results file such as results/published.jsonl")
-    folder = path.parent
-    if not folder.is_dir():
-        what = "is a file, not a folder" if folder.exists() else "does not exist"
-        raise GpucommError(f"--out {out!r}: folder {str(folder)!r} {what}: expected a file in an existing folder "
-                           "(create it first)")
+def _check_out(args: argparse.Namespace, path: str) -> None:
+    """The output-path rule (:func:`gpucomm.measure.output_paths.check_output_file`) for ``--out`` or a per-run file."""
+    check_output_file(path, flag="--out", force=args.force, inputs=[args.log], example="results/published.jsonl")
 
 
 def _run_path(out: str, run: int) -> str:
@@ -89,7 +85,8 @@ def _run_path(out: str, run: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``parse`` with parsed arguments; return the exit status (raises :class:`GpucommError` on bad input)."""
-    _check_out(args.out)
+    if args.out is not None:
+        _check_out(args, args.out)  # before reading: the log must never be the output
     text = read_log_text(args.log)
     input_name = "standard input" if args.log == "-" else args.log
     try:
@@ -108,15 +105,16 @@ def run(args: argparse.Namespace) -> int:
         meta["argv"] = argv
         results.append((meta, records))
     files = []
-    if args.out:
+    if args.out is not None:
         several = len(results) > 1
-        for meta, records in results:
-            path = _run_path(args.out, meta["run"]) if several else args.out
-            with ResultsWriter(path) as writer:
+        files = [_run_path(args.out, meta["run"]) if several else args.out for meta, _ in results]
+        for path in files if several else []:
+            _check_out(args, path)  # every file refused or none written
+        for path, (meta, records) in zip(files, results):
+            with ResultsWriter(path, replace=args.force) as writer:
                 writer.write(meta)
                 for r in records:
                     writer.write(r)
-            files.append(path)
     if args.json:
         for meta, records in results:
             for r in [meta, *records]:
@@ -149,6 +147,7 @@ def register(subparsers) -> None:
                         help="print the JSON-lines records (metadata line, then one line per size) instead of the table")
     parser.add_argument("--out", default=None, metavar="FILE",
                         help="also write them to a JSON-lines results file, as 'gpucomm bench --out' does")
+    parser.add_argument("--force", action="store_true", help="replace an existing --out file (default: refuse it)")
     parser.add_argument("--out-of-place", action="store_true",
                         help="fit the out-of-place column (default: in-place, what 'gpucomm bench' measures); "
                              "both are kept")

@@ -51,8 +51,8 @@ import itertools
 import json
 import math
 import os
+import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +60,7 @@ from typing import IO
 
 from gpucomm import GpucommError
 from gpucomm.measure.config import CHUNKED_COLLECTIVES, PLACEMENTS
+from gpucomm.measure.output_paths import check_results_path, is_regular_file  # noqa: F401 - check_results_path: runner, launch
 from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.units import format_size, to_gb_per_s
 
@@ -74,11 +75,15 @@ class Results(list):
     ----------
     meta : dict
         The metadata record (empty if none was found).
+    line_numbers : list of int
+        For records read from a file (:func:`read_results`): the line of each record, from 1, so an
+        error can name it; empty otherwise.
     """
 
-    def __init__(self, records: Iterable[dict] = (), meta: dict | None = None):
+    def __init__(self, records: Iterable[dict] = (), meta: dict | None = None, line_numbers: Iterable[int] = ()):
         super().__init__(records)
         self.meta = dict(meta or {})
+        self.line_numbers = list(line_numbers)
 
 
 class SweepResults(Results):
@@ -556,73 +561,83 @@ class TableReporter:
             self._bar = None
 
 
-def check_results_path(path: str | os.PathLike) -> None:
-    """Raise unless a results file can be written at ``path`` (checked before any rank starts).
-
-    The file must not be a folder, and either exist and open for writing, or the nearest
-    folder on its path that exists must take a new file (tried with a temporary file, which
-    also holds for root, whom permission bits do not stop); folders missing below it are
-    created by :class:`ResultsWriter`.
-
-    Raises
-    ------
-    GpucommError
-        One line: what is in the way, and ``expected --out in a folder you can write to, or --no-out``.
-    """
-    path = Path(path)
-    fix = "expected --out in a folder you can write to, or --no-out"
-    try:
-        if path.is_dir():
-            raise GpucommError(f"results file {str(path)!r} is a folder: expected a file name such as "
-                               f"{str(path / 'sweep.jsonl')!r}, or --no-out")
-        if path.exists():
-            with open(path, "a", encoding="utf-8"):  # appending nothing leaves the file as it is
-                return
-        folder = path.parent
-        while not folder.exists() and folder != folder.parent:
-            folder = folder.parent
-        if not folder.is_dir():
-            raise GpucommError(f"results file {str(path)!r} cannot be written: {str(folder)!r} is a file, not a folder: "
-                               f"{fix}")
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".gpucomm-write-test-"):
-            pass
-    except OSError as exc:
-        raise GpucommError(f"results file {str(path)!r} cannot be written: {exc.strerror or exc}: {fix}") from None
-
-
 class ResultsWriter:
     """Write records as JSON lines, each flushed and synced to disk before returning.
+
+    A regular file is synced (``os.fsync``) after every record, so a crash or Ctrl-C keeps every
+    record written; a FIFO, a pipe or a device (``--out /dev/stdout``) cannot be synced and is
+    only flushed. A write that fails (disk full, a reader that left) raises one line, and the
+    records written before it stay on disk.
 
     Parameters
     ----------
     path : str or Path
-        The results file; created (with its folder), or truncated if it exists.
+        The results file; created (with its missing folders: the Python API's rule, the ``gpucomm``
+        verbs check :func:`gpucomm.measure.output_paths.check_output_file` first).
+    replace : bool
+        True (the default): an existing regular file is truncated. False: it is refused, as
+        nccl-tests opens its ``-J`` file with ``"wx"``; a FIFO or a device is written either way.
+
+    Raises
+    ------
+    GpucommError
+        The file cannot be opened (or exists, with ``replace=False``).
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, replace: bool = True):
         self.path = Path(path)
+        self.records_written = 0
+        self._failed = False
         try:
             if self.path.parent and not self.path.parent.exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file: IO[str] | None = open(self.path, "w", encoding="utf-8")
+            exclusive = not replace and (is_regular_file(self.path) or not self.path.exists())
+            self._file: IO[str] | None = open(self.path, "x" if exclusive else "w", encoding="utf-8")
+            self._sync = stat.S_ISREG(os.fstat(self._file.fileno()).st_mode)
+        except FileExistsError:
+            raise GpucommError(f"results file {str(self.path)!r} already exists: expected a new file name, or --force "
+                               "to replace it") from None
         except OSError as exc:
-            raise GpucommError(f"results file {str(self.path)!r} cannot be written: {exc.strerror}") from None
+            raise GpucommError(f"results file {str(self.path)!r} cannot be written: {exc.strerror or exc}") from None
 
     def write(self, record: dict) -> None:
-        """Append one record and ``os.fsync`` it, so a crash after this call keeps it."""
+        """Append one record and ``os.fsync`` it (a regular file), so a crash after this call keeps it.
+
+        Raises
+        ------
+        GpucommError
+            The write failed (disk full, a pipe whose reader left), or the writer is closed.
+        """
         if self._file is None:
             raise GpucommError(f"results file {self.path} is already closed")
         # One write call per line: an interruption leaves whole lines, or at worst a
         # truncated last line, which read_results skips.
-        self._file.write(json.dumps(record, sort_keys=False) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        line = json.dumps(record, sort_keys=False) + "\n"
+        try:
+            self._file.write(line)
+            self._file.flush()
+            if self._sync:
+                os.fsync(self._file.fileno())
+        except OSError as exc:
+            self._failed = True
+            kept = (f"; the {self.records_written} record{'s' if self.records_written != 1 else ''} written before are "
+                    "in it" if self.records_written and self._sync else "")
+            raise GpucommError(f"results file {str(self.path)!r} cannot be written: {exc.strerror or exc}{kept}") from None
+        self.records_written += 1
 
     def close(self) -> None:
-        """Close the file (idempotent); every record written is already on disk."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Close the file (idempotent); every record written is already on disk.
+
+        After a failed write the unwritten rest is dropped quietly: that failure was already raised.
+        """
+        if self._file is None:
+            return
+        file, self._file = self._file, None
+        try:
+            file.close()
+        except OSError as exc:
+            if not self._failed:
+                raise GpucommError(f"results file {str(self.path)!r} cannot be written: {exc.strerror or exc}") from None
 
     def __enter__(self) -> ResultsWriter:
         return self
@@ -644,7 +659,8 @@ def read_results(path: str | os.PathLike) -> SweepResults:
     Returns
     -------
     SweepResults
-        Every record but the metadata, in file order, with the metadata record in ``.meta``.
+        Every record but the metadata, in file order, with the metadata record in ``.meta`` and
+        each record's line number in ``.line_numbers``.
 
     Raises
     ------
@@ -665,6 +681,7 @@ def read_results(path: str | os.PathLike) -> SweepResults:
         lines = lines[:-1]  # truncated by an interruption mid-write
     meta: dict = {}
     records: list[dict] = []
+    numbers: list[int] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -672,10 +689,14 @@ def read_results(path: str | os.PathLike) -> SweepResults:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise GpucommError(f"results file {str(path)!r} line {number} is not valid JSON: {exc.msg}") from None
+        except RecursionError:  # brackets nested thousands deep
+            raise GpucommError(f"results file {str(path)!r} line {number} is nested too deeply: expected one JSON "
+                               "object of fields") from None
         if not isinstance(record, dict):
             raise GpucommError(f"results file {str(path)!r} line {number} is not a JSON object")
         if record.get("record") == "meta":
             meta = record
         else:
             records.append(record)
-    return SweepResults(records, meta)
+            numbers.append(number)
+    return SweepResults(records, meta, numbers)
