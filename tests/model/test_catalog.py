@@ -314,3 +314,16 @@ def test_switch_boards_port_arithmetic():
     assert not a100.nvls and h100.nvls
     with pytest.raises(GpucommError, match="has no NVSwitch"):
         switch_board("dgx1_v100")
+
+
+def test_compute_capability_lives_in_the_gpu_catalog_and_matches_the_architecture():
+    # NVIDIA's "CUDA GPUs - Compute Capability" page: majors by architecture (Blackwell data centre 10, GeForce 12)
+    from gpucomm.model.fabric import make_fabric
+    from gpucomm.model.hardware import GPUS
+    from gpucomm.model.nccl_fabric import compute_capability
+
+    majors = {"Pascal": {6}, "Volta": {7}, "Turing": {7}, "Ampere": {8}, "Ada": {8}, "Hopper": {9}, "Blackwell": {10, 12}}
+    for gpu in GPUS.values():
+        assert gpu.compute_capability // 10 in majors[gpu.architecture], gpu.key
+    assert compute_capability(make_fabric("nvlink4", gpu="h100_sxm5")) == 90
+    assert compute_capability(make_fabric("pcie4", gpu="rtx_4090")) == 89

@@ -25,24 +25,14 @@ import functools
 from gpucomm import GpucommError
 from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.fabric import Fabric
-from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link, get_link
+from gpucomm.model.hardware import GPUS, Link, get_gpu, get_inter_socket_link, get_link
 from gpucomm.model.hardware import calibration as cal
 
-__all__ = ["DEFAULT_NCCL_VERSION", "COMPUTE_CAPABILITY", "compute_capability", "parse_nccl_version",
+__all__ = ["DEFAULT_NCCL_VERSION", "compute_capability", "parse_nccl_version",
            "fabric_to_comm", "comm_and_table", "delivered_bw_bytes_per_s"]
 
 DEFAULT_NCCL_VERSION = (2, 30, 7)
 """The NCCL release the model follows unless told otherwise: the tuner's tag, :data:`~gpucomm.model.nccl_tuner.NCCL_TAG`."""
-
-COMPUTE_CAPABILITY = {
-    "p100_sxm2": 60, "v100_sxm2": 70, "a100_sxm4_40gb": 80, "a100_sxm4_80gb": 80, "a100_pcie_80gb": 80,
-    "h100_sxm5": 90, "h100_pcie": 90, "h100_nvl": 90, "h200_sxm": 90, "h200_nvl": 90, "h800_sxm": 90, "h20": 90,
-    "b200_hgx": 100, "b200_gb200": 100, "a40": 86, "rtx_2080_ti": 75, "rtx_3090": 86, "rtx_4090": 89,
-    "rtx_5090": 120,
-}
-"""major*10+minor per GPU catalog key (NVIDIA, "CUDA GPUs - Compute Capability",
-https://developer.nvidia.com/cuda-gpus: A100 8.0, A40/RTX 3090 8.6, RTX 4090 8.9, H100/H200/H800/H20 9.0,
-B200/GB200 10.0, RTX 5090 12.0, V100 7.0, RTX 2080 Ti 7.5, P100 6.0)."""
 
 _LINK_CC = {"nvlink1": 60, "nvlink2": 70, "nvlink3": 80, "nvlink4": 90, "nvlink5": 100,
             "pcie3": 70, "pcie4": 80, "pcie5": 90, "pcie6": 100}
@@ -97,11 +87,11 @@ def compute_capability(fabric: Fabric) -> int:
     Returns
     -------
     int
-        :data:`COMPUTE_CAPABILITY` of ``fabric.gpu``, else the link's (NVLink 3 -> 80, PCIe 5 -> 90, ...).
+        The catalog's ``compute_capability`` of ``fabric.gpu``, else the link's (NVLink 3 -> 80, PCIe 5 -> 90, ...).
     """
     gpu = _gpu_key(fabric)
-    if gpu is not None and gpu in COMPUTE_CAPABILITY:
-        return COMPUTE_CAPABILITY[gpu]
+    if gpu is not None and gpu in GPUS:
+        return GPUS[gpu].compute_capability
     return _LINK_CC.get(fabric.link.key, 80)
 
 

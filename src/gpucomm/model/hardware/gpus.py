@@ -73,6 +73,9 @@ class GPU:
         URL of the most primary source for the interconnect values.
     compute_source : str or None
         URL of the most primary source for FLOP/s and memory; None when no such value is given.
+    compute_capability : int
+        CUDA compute capability as major*10+minor (90 for H100): NVIDIA, "CUDA GPUs - Compute Capability",
+        https://developer.nvidia.com/cuda-gpus. NCCL's tuner picks its per-architecture rows by it.
     notes : str
         Tags, secondary URLs, derivations and what the fact sheet lacks.
     """
@@ -99,6 +102,7 @@ class GPU:
     source: str
     compute_source: str | None
     notes: str
+    compute_capability: int
 
     @property
     def peak_16bit_flops_per_s(self) -> float | None:
@@ -113,8 +117,9 @@ class GPU:
 
 def _gpu(key, name, architecture, arch_year, form_factor, *, nvlink=None, links=0, nvlink_dir_gb=0.0, bridge=False,
          pcie=None, p2p=None, fp16=None, bf16=None, fp8=None, mem=None, mem_gb=None, mem_bw=None,
-         source, compute_source=None, notes):
-    """Build an entry from human units: GB/s per direction, TFLOP/s, GB."""
+         source, compute_source=None, cc, notes):
+    """Build an entry from human units: GB/s per direction, TFLOP/s, GB; ``cc`` the compute capability as
+    major*10+minor."""
     return GPU(
         key=key, name=name, architecture=architecture, arch_year=arch_year, form_factor=form_factor,
         nvlink_gen=nvlink, nvlink_links=links, nvlink_bw_bytes_per_s=float(nvlink_dir_gb * GB),
@@ -125,7 +130,7 @@ def _gpu(key, name, architecture, arch_year, form_factor, *, nvlink=None, links=
         dense_fp8_flops_per_s=None if fp8 is None else fp8 * TFLOPS,
         mem_type=mem, mem_bytes=None if mem_gb is None else float(mem_gb * GB),
         mem_bw_bytes_per_s=None if mem_bw is None else float(mem_bw),
-        source=source, compute_source=compute_source, notes=notes)
+        source=source, compute_source=compute_source, notes=notes, compute_capability=cc)
 
 
 _NVLINK_V100 = "https://www.nvidia.com/en-us/data-center/nvlink/?nvid=nv-int-nhrs-34977"
@@ -151,13 +156,13 @@ _NOT_IN_FACTS = "Not in the fact sheet, left None:"
 _GPU_LIST = (
     _gpu("p100_sxm2", "Tesla P100 SXM2", "Pascal", 2016, "SXM2", nvlink=1, links=4, nvlink_dir_gb=80,
          source="https://images.nvidia.com/content/pdf/tesla/whitepaper/pascal-architecture-whitepaper.pdf",
-         notes=("NVLink 1.0: 4 links x 20 GB/s per direction (8 lanes x 20 Gb/s) = 80 GB/s, '160 GB/s' bidir. "
+         cc=60, notes=("NVLink 1.0: 4 links x 20 GB/s per direction (8 lanes x 20 Gb/s) = 80 GB/s, '160 GB/s' bidir. "
                 "[C] https://microway.com/hpc-tech-tips/nvidia-tesla-p100-nvlink-16gb-gpu-accelerator-pascal-gp100-sxm2-close "
                 f"(primary: Pascal whitepaper [U]). {_NOT_IN_FACTS} PCIe generation, FLOP/s, memory.")),
     _gpu("v100_sxm2", "Tesla V100 SXM2 (32 GB)", "Volta", 2017, "SXM2", nvlink=2, links=6, nvlink_dir_gb=150,
          fp16=125, mem="HBM2", mem_gb=32, mem_bw=900 * GB, source=_NVLINK_V100,
          compute_source="https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-update-us-1165301-r5.pdf",
-         notes=("NVLink 2.0: 'up to six NVLink connections and total bandwidth of 300 GB/sec', 25 GB/s per link per "
+         cc=70, notes=("NVLink 2.0: 'up to six NVLink connections and total bandwidth of 300 GB/sec', 25 GB/s per link per "
                 "direction [V]. FP16 tensor 125 TFLOP/s at 1530 MHz, datasheet [U], read in [C] "
                 "https://maosong.website/p/nvidia-gpu-specs (pre-launch figure was 120 at 1455 MHz; V100 PCIe 112). "
                 "No BF16 and no FP8 on Volta, no sparsity. Sold with 16 GB or 32 GB HBM2; this entry is the 32 GB one. "
@@ -165,26 +170,26 @@ _GPU_LIST = (
     _gpu("a100_sxm4_40gb", "A100 SXM4 40GB", "Ampere", 2020, "SXM4", nvlink=3, links=12, nvlink_dir_gb=300,
          fp16=312, bf16=312, mem="HBM2", mem_gb=40, mem_bw=1555 * GB, source=_NVLINK_A100,
          compute_source=_A100_DATASHEET,
-         notes=("NVLink 3.0: 12 links x 25 GB/s per direction (4 lanes x 50 Gb/s); NVIDIA's 600 GB/s is bidir [V]. "
+         cc=80, notes=("NVLink 3.0: 12 links x 25 GB/s per direction (4 lanes x 50 Gb/s); NVIDIA's 600 GB/s is bidir [V]. "
                 f"312 TFLOP/s dense (624 sparse), 40 GB, 1,555 GB/s: datasheet [C] {_KLOCKWOOD_A100} . FP8 not supported "
                 f"on Ampere. {_NOT_IN_FACTS} PCIe generation.")),
     _gpu("a100_sxm4_80gb", "A100 SXM4 80GB", "Ampere", 2020, "SXM4", nvlink=3, links=12, nvlink_dir_gb=300,
          fp16=312, bf16=312, mem="HBM2e", mem_gb=80, mem_bw=2039 * GB, source=_NVLINK_A100,
          compute_source=_A100_DATASHEET,
-         notes=("NVLink 3.0 as the 40 GB SXM4 [V]. 312 TFLOP/s dense, 80 GB HBM2e, 2,039 GB/s [C] "
+         cc=80, notes=("NVLink 3.0 as the 40 GB SXM4 [V]. 312 TFLOP/s dense, 80 GB HBM2e, 2,039 GB/s [C] "
                 f"{_KLOCKWOOD_A100} , https://www.thundercompute.com/blog/nvidia-a100-specs-full-guide . FP8 not supported "
                 f"on Ampere. {_NOT_IN_FACTS} PCIe generation.")),
     _gpu("a100_pcie_80gb", "A100 PCIe 80GB (2-GPU NVLink bridge)", "Ampere", 2020, "PCIe", nvlink=3, links=None,
          nvlink_dir_gb=300, bridge=True, fp16=312, bf16=312, mem="HBM2e", mem_gb=80, mem_bw=1935 * GB,
          source=_NVLINK_A100, compute_source=_A100_DATASHEET,
-         notes=("NVLink on A100 PCIe only via a bridge for up to 2 GPUs [V] (NVIDIA DE NVLink page); 600 GB/s bidir = "
+         cc=80, notes=("NVLink on A100 PCIe only via a bridge for up to 2 GPUs [V] (NVIDIA DE NVLink page); 600 GB/s bidir = "
                 "300 GB/s per direction: A100 datasheet [U], copy [C] https://xynio.com/nvidia-a100-tensor-core-gpu/ . "
                 "312 TFLOP/s dense, 1,935 GB/s [C] https://www.thundercompute.com/blog/nvidia-a100-specs-full-guide . "
                 f"FP8 not supported on Ampere. {_NOT_IN_FACTS} number of bridge links, PCIe generation.")),
     _gpu("h100_sxm5", "H100 SXM5 80GB", "Hopper", 2022, "SXM5", nvlink=4, links=18, nvlink_dir_gb=450, pcie=5,
          fp16=989.4, bf16=989.4, fp8=1978.9, mem="HBM3", mem_gb=80, mem_bw=3.35 * TB, source=_HOPPER,
          compute_source=_H100_PAGE,
-         notes=("NVLink 4.0: 18 links x 25 GB/s per direction; '900 gigabytes/second (GB/s) bi-directional per GPU' [V]. "
+         cc=90, notes=("NVLink 4.0: 18 links x 25 GB/s per direction; '900 gigabytes/second (GB/s) bi-directional per GPU' [V]. "
                 f"Dense FP16/BF16 989.4 (datasheet '989'), FP8 1,978.9 TFLOP/s; sparse 1,979 / 3,958 [C] {_KLOCKWOOD_H100} "
                 "(primary H100 page [U]). The preliminary Hopper blog said 1,000 / 2,000 [V] "
                 "https://forums.developer.nvidia.com/t/theoretical-tflops-for-fp16-bf16-and-tf32-for-tensor-and-non-tensor/218102 . "
@@ -193,7 +198,7 @@ _GPU_LIST = (
          nvlink_dir_gb=300, bridge=True, pcie=5, fp16=756, bf16=756, fp8=1513, mem="HBM2e", mem_gb=80, mem_bw=2.0 * TB,
          source="https://blogs.nvidia.com/blog/what-is-nvidia-nvlink/",
          compute_source="https://forums.developer.nvidia.com/t/how-to-calculate-the-tensor-core-fp16-performance-of-h100/244727",
-         notes=("Two H100 PCIe cards bridged: '600 GB/s bidirectional' = 300 GB/s per direction [C] via "
+         cc=90, notes=("Two H100 PCIe cards bridged: '600 GB/s bidirectional' = 300 GB/s per direction [C] via "
                 "https://themop.ru/fsepy3/nvidia-h100-nvlink.html . Dense FP16/BF16 756 TFLOP/s (whitepaper as cited) [C]; "
                 "FP8 ~1,513 derived as 2x FP16 (sparse 1,513 / 3,026) [C]; preliminary figures were 800 / 1,600. "
                 "Memory bandwidth 'greater than 2,000 GBps' [C] product brief PB-11133-001 "
@@ -201,29 +206,29 @@ _GPU_LIST = (
                 f"{_H100_GEN5} 12 bridge links derived as 600 / 50 GB/s bidir per NVLink 4 link (the SXM5 part has 18).")),
     _gpu("h100_nvl", "H100 NVL (2-card PCIe product)", "Hopper", 2022, "PCIe", nvlink=4, links=None,
          nvlink_dir_gb=300, bridge=True, pcie=5, source=_H100_PAGE,
-         notes=("NVLink bridge pair: 600 GB/s bidir = 300 GB/s per direction, primary H100 page [U], secondary [C] "
+         cc=90, notes=("NVLink bridge pair: 600 GB/s bidir = 300 GB/s per direction, primary H100 page [U], secondary [C] "
                 f"https://www.clawkipedia.org/wiki/nvidia-h100 . {_H100_GEN5} "
                 f"{_NOT_IN_FACTS} number of bridge links, FLOP/s, memory.")),
     _gpu("h200_sxm", "H200 SXM 141GB", "Hopper", 2022, "SXM", nvlink=4, links=18, nvlink_dir_gb=450, pcie=5,
          fp16=989.4, bf16=989.4, fp8=1978.9, mem="HBM3e", mem_gb=141, mem_bw=4.8 * TB, source=_H200_MLPERF,
          compute_source=_H200_PAGE,
-         notes=("NVIDIA's MLPerf system file: '18x 4th Gen NVLink, 900GB/s' and 141 GB [V]. Compute same as H100 SXM "
+         cc=90, notes=("NVIDIA's MLPerf system file: '18x 4th Gen NVLink, 900GB/s' and 141 GB [V]. Compute same as H100 SXM "
                 "(989 / 1,979 dense); '3.94 PFLOPS dense FP8' seen online is the sparse figure. 4.8 TB/s [C] "
                 "https://geektopia.es/es/technology/2023/11/13/noticias/nvidia-anuncia-la-aceleradora-h200-tiene-141-gb-de-hbm3e.html "
                 f"(primary H200 page [U]). arch_year is Hopper's; DGX H200 is from 2024. {_H100_GEN5}")),
     _gpu("h200_nvl", "H200 NVL (PCIe, 2- or 4-way NVLink bridge)", "Hopper", 2022, "PCIe", nvlink=4, links=None,
          nvlink_dir_gb=450, bridge=True, pcie=5, source=_H200_PAGE,
-         notes=("450 GB/s per direction, 900 GB/s per GPU bidir over a 2- or 4-way bridge: H200 page [U]. "
+         cc=90, notes=("450 GB/s per direction, 900 GB/s per GPU bidir over a 2- or 4-way bridge: H200 page [U]. "
                 f"{_H100_GEN5} {_NOT_IN_FACTS} number of bridge links, FLOP/s, memory.")),
     _gpu("h800_sxm", "H800 SXM (China SKU)", "Hopper", 2022, "SXM", nvlink=4, links=8, nvlink_dir_gb=200,
          source="https://github.com/NVIDIA/nccl/issues/1374",
-         notes=("NVLink cut to 400 GB/s bidir, 200 GB/s per direction: NVIDIA H800 datasheet [U] (no URL in the fact sheet); "
+         cc=90, notes=("NVLink cut to 400 GB/s bidir, 200 GB/s per direction: NVIDIA H800 datasheet [U] (no URL in the fact sheet); "
                 "a user's 'unidirectional peak 200GB/s' [C] in the NCCL issue. 8 links derived as 400 / 50 GB/s per link. "
                 f"{_NOT_IN_FACTS} PCIe generation, FLOP/s, memory.")),
     _gpu("h20", "H20 (China SKU)", "Hopper", 2022, None, nvlink=4, links=18, nvlink_dir_gb=450,
          fp16=148, bf16=148, mem="HBM3", mem_gb=96, mem_bw=4.0 * TB,
          source="https://www.tweaktown.com/news/95224/", compute_source="https://willitrunai.com/es/gpus/h20-96gb",
-         notes=("Reported NVIDIA spec 'keeps the 900GB/sec NVLink' [C]: 450 GB/s per direction, 18 links derived as "
+         cc=90, notes=("Reported NVIDIA spec 'keeps the 900GB/sec NVLink' [C]: 450 GB/s per direction, 18 links derived as "
                 "900 / 50. 148 TFLOP/s dense FP16 (export-capped, ~15 % of H100), 96 GB HBM3, 4.0 TB/s [C] "
                 "willitrunai.com; the same 148 dense FP16 in [C] https://zangshuxian.com/new/674733024499207168 . BF16 "
                 "taken equal to FP16, as on every Hopper tensor core; FP8 not in these sources. "
@@ -231,7 +236,7 @@ _GPU_LIST = (
     _gpu("b200_hgx", "B200 (HGX, 1,000 W)", "Blackwell", 2024, "SXM", nvlink=5, links=18, nvlink_dir_gb=900,
          fp16=2250, bf16=2250, fp8=4500, mem="HBM3e", mem_gb=180, mem_bw=7.7 * TB, source=_NVLINK_B200,
          compute_source=_HGX_PAGE,
-         notes=("NVLink 5.0: '18 NVLink 100 gigabyte-per-second (GB/s) connections for a total bandwidth of 1.8 terabytes "
+         cc=100, notes=("NVLink 5.0: '18 NVLink 100 gigabyte-per-second (GB/s) connections for a total bandwidth of 1.8 terabytes "
                 "per second' (bidir) = 900 GB/s per direction [V]. HGX B200 table: FP16/BF16 36 PF and FP8 72 PF per 8 GPUs "
                 "'With sparsity', 1.4 TB: dense 2,250 / 4,500 TFLOP/s per GPU [C] https://fibermall.com/blog/?p=17161 . "
                 "'9,000 TFLOPS dense FP8' seen online is the sparse figure. 180 GB / 7.7 TB/s [C] "
@@ -241,7 +246,7 @@ _GPU_LIST = (
     _gpu("b200_gb200", "B200 in GB200 (1,200 W)", "Blackwell", 2024, "GB200 superchip", nvlink=5, links=18,
          nvlink_dir_gb=900, fp16=2500, bf16=2500, fp8=5000, mem="HBM3e", mem_gb=186, mem_bw=8 * TB,
          source=_NVLINK_B200, compute_source=_KLOCKWOOD_B200,
-         notes=("NVLink 5.0 as B200 [V]. Dense 2,500 / 5,000 TFLOP/s (sparse 5,000 / 10,000) [C] Klockwood B200 page "
+         cc=100, notes=("NVLink 5.0 as B200 [V]. Dense 2,500 / 5,000 TFLOP/s (sparse 5,000 / 10,000) [C] Klockwood B200 page "
                 "(GB200 table); NVL72 '720 PFLOPS FP8' per rack = 10 PF sparse per GPU [C] "
                 "https://aiwiki.ai/wiki/nvidia_gb200_nvl72/raw . 186 GB as reported by a GB200 system [V] "
                 "https://raw.githubusercontent.com/mlcommons/inference_results_v6.1/main/closed/Crusoe/systems/"
@@ -250,7 +255,7 @@ _GPU_LIST = (
     _gpu("a40", "A40 (GA102, NVLink bridge)", "Ampere", 2020, "PCIe", nvlink=3, links=4, nvlink_dir_gb=56.25,
          bridge=True, pcie=4, fp16=149.67, bf16=149.67, mem="GDDR6", mem_gb=48, mem_bw=696 * GB, source=_GA102_WP,
          compute_source="https://hmc-tech.com/gpu/nvidia-a100-vs-nvidia-a40",
-         notes=("GA102 NVLink 3: 4 x4 links, 14.0625 GB/s each per direction = 56.25 GB/s, 112.5 GB/s bidir; GA102 "
+         cc=86, notes=("GA102 NVLink 3: 4 x4 links, 14.0625 GB/s each per direction = 56.25 GB/s, 112.5 GB/s bidir; GA102 "
                 "whitepaper [U] quoted in [C] https://hf-mirror.492719920.workers.dev/spaces/Ahmadzei/RAG/blame/"
                 "9007c8ed72f6554e38e2bad98fbbba8e72e72f22/chunked/content_aware_chunking/_perf_hardware/chunk_10.txt ; "
                 "A40 product brief 'NVIDIA NVLink 112.5 GB/s (bidirectional)' [C] "
@@ -259,13 +264,13 @@ _GPU_LIST = (
                 "hmc-tech.com. arch_year is Ampere's.")),
     _gpu("rtx_2080_ti", "GeForce RTX 2080 Ti (TU102)", "Turing", None, "PCIe", nvlink=2, links=2, nvlink_dir_gb=50,
          bridge=True, source="https://techpowerup.com/review/nvidia-geforce-turing-geforce-rtx-architecture/14.html",
-         notes=("TU102 NVLink 2: 2 x8 links x 25 GB/s per direction = 50 GB/s, 100 GB/s bidir (RTX 2080 / TU104: 1 link) [C] "
+         cc=75, notes=("TU102 NVLink 2: 2 x8 links x 25 GB/s per direction = 50 GB/s, 100 GB/s bidir (RTX 2080 / TU104: 1 link) [C] "
                 "TechPowerUp and https://www.tomshardware.com/reviews/nvidia-turing-gpu-architecture-explored,5801-7.html . "
                 f"{_NOT_IN_FACTS} year, PCIe generation, P2P, FLOP/s, memory.")),
     _gpu("rtx_3090", "GeForce RTX 3090 (GA102, NVLink bridge)", "Ampere", 2020, "PCIe", nvlink=3, links=4,
          nvlink_dir_gb=56.25, bridge=True, pcie=4, fp16=71, bf16=71, mem="GDDR6X", mem_gb=24, mem_bw=936 * GB,
          source=_GA102_WP, compute_source="https://holynerdvana.blogspot.com/2022/10/nvidia-geforce-rtx-3090-specifications.html",
-         notes=("GA102 NVLink 3: 4 x4 links x 14.0625 GB/s per direction = 56.25 GB/s, 112.5 GB/s bidir; whitepaper [U] "
+         cc=86, notes=("GA102 NVLink 3: 4 x4 links x 14.0625 GB/s per direction = 56.25 GB/s, 112.5 GB/s bidir; whitepaper [U] "
                 "quoted in [C] https://hf-mirror.492719920.workers.dev/spaces/Ahmadzei/RAG/blame/"
                 "9007c8ed72f6554e38e2bad98fbbba8e72e72f22/chunked/content_aware_chunking/_perf_hardware/chunk_10.txt . "
                 "24 GB GDDR6X, 936 GB/s, 'FP16 TFLOPS (Sparsity) 142 (285)' [C] holynerdvana.blogspot.com (a copy of "
@@ -276,7 +281,7 @@ _GPU_LIST = (
          fp16=165.2, bf16=165.2, fp8=330.3, mem="GDDR6X", mem_gb=24, mem_bw=1008 * GB,
          source="https://www.tweaktown.com/news/88605/nvidia-kills-nvlink-support-for-ada-lovelace-silent-death-sli/index.html",
          compute_source=_ADA_WP,
-         notes=("No NVLink on Ada; NVIDIA clarified Ada is PCIe Gen 4, not Gen 5 (as said at launch) [C] TweakTown and "
+         cc=89, notes=("No NVLink on Ada; NVIDIA clarified Ada is PCIe Gen 4, not Gen 5 (as said at launch) [C] TweakTown and "
                 "https://techgit.net/nvidia-kills-off-nvlink-on-rtx-4090/ . No CUDA P2P: multi-4090 NCCL runs hang unless "
                 "P2P is disabled [C] https://github.com/NVIDIA/nccl-tests/issues/117 , "
                 "https://github.com/huggingface/accelerate/issues/2328 . Tensor FP16/BF16 dense 165.2 TFLOP/s with FP32 "
@@ -287,7 +292,7 @@ _GPU_LIST = (
          fp16=209.5, bf16=209.5, fp8=419.2, mem="GDDR7", mem_gb=32,
          mem_bw=1792 * GB, source="https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5090/",
          compute_source="https://www.codesota.com/hardware/rtx-5090",
-         notes=("No NVLink listed; PCIe 5.0 x16; 32 GB GDDR7, 1,792 GB/s: primary NVIDIA page [U], read in [C] "
+         cc=120, notes=("No NVLink listed; PCIe 5.0 x16; 32 GB GDDR7, 1,792 GB/s: primary NVIDIA page [U], read in [C] "
                 "https://www.elprocus.com/nvidia-geforce-rtx-5090/ , "
                 "https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 . NCCL detects "
                 "missing P2P and disables the transport itself [V] https://github.com/NVIDIA/nccl/issues/1637 ; the "
