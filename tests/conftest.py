@@ -195,3 +195,115 @@ def gpucomm(monkeypatch):
         return Ran(status, out.getvalue(), err.getvalue())
 
     return run
+
+
+# --- what a fresh interpreter loads: one subprocess for every light-import check ---------------------------------
+
+HEAVY = ("torch", "plotly", "pandas", "ipywidgets", "numpy", "pynvml")
+"""Libraries the model layer and the model verbs must not load (CONTRIBUTING: imports point downward)."""
+
+_C04 = "src/gpucomm/model/data/nccl_logs/C04.txt"
+_INFO_LOG = "src/gpucomm/model/data/nccl_info_logs/nccl_tests_188.txt"
+
+FRESH_TARGETS: dict[str, tuple] = {
+    **{f"verb {verb}": ("import", [f"gpucomm.cli.{verb}"]) for verb in
+       ("cost", "tp", "validate", "parse", "diagnose", "fit", "copybw", "bench", "doctor")},
+    "parser": ("parse_args", [["bench", "-b", "8", "-e", "1M", "-f", "4", "--ranks", "2"],
+                              ["copybw", "-b", "1KiB", "-e", "1MiB", "-f", "2", "-n", "3", "-w", "1", "--out", "x.jsonl"],
+                              ["fit", "r.jsonl", "--link", "nvlink4", "--gpus", "8", "--plot", "p.html"]]),
+    "cost": ("main", ["cost", "all_reduce", "--link", "nvlink4", "--gpus", "8", "--size", "1MiB"]),
+    "cost --json": ("main", ["cost", "all_reduce", "--link", "nvlink4", "--gpus", "8", "--size", "1MiB", "--json"]),
+    "tp": ("main", ["tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "64", "--link", "nvlink4", "--gpu",
+                    "h100_sxm5"]),
+    "validate --json": ("main", ["validate", "--json"]),
+    "--help": ("main", ["--help"]),
+    "parse": ("main", ["parse", _C04]),
+    "diagnose": ("main", ["diagnose", _INFO_LOG]),
+    "bench without torch": ("main without torch", ["bench"]),
+    "copybw without torch": ("main without torch", ["copybw"]),
+    "model": ("import", "every gpucomm.model module"),
+    "topology examples": ("import", ["gpucomm.measure.topology_examples"]),
+}
+"""What the one fresh interpreter does, each in a forked child of a process that has imported only the standard
+library: import modules, parse arguments with gpucomm's parser, or run ``gpucomm.cli.main`` (optionally with torch
+made unimportable, as on a model-only install)."""
+
+_FRESH_SCRIPT = r'''
+import contextlib, importlib, io, json, os, pkgutil, sys
+
+def run(kind, arg):
+    out, err = io.StringIO(), io.StringIO()
+    code = None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        if kind == "import":
+            if arg == "every gpucomm.model module":
+                import gpucomm.model
+                arg = [m.name for m in pkgutil.walk_packages(gpucomm.model.__path__, "gpucomm.model.")]
+            for name in arg:
+                importlib.import_module(name)
+        elif kind == "parse_args":
+            from gpucomm.cli import build_parser
+            parser = build_parser()
+            print(json.dumps([{k: v if isinstance(v, (int, float, str, type(None), list)) else getattr(v, "__module__", str(v))
+                               for k, v in vars(parser.parse_args(argv)).items()} for argv in arg]))
+        else:
+            if kind == "main without torch":
+                sys.modules["torch"] = None  # any import of torch now fails
+            from gpucomm.cli import main
+            try:
+                code = main(arg)
+            except SystemExit as exc:
+                code = exc.code
+    return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue(), "modules": sorted(sys.modules)}
+
+before = set(sys.modules)
+targets = json.load(sys.stdin)
+results = {}
+for name, (kind, arg) in targets.items():
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            result = run(kind, arg)
+            result["modules"] = sorted(set(result["modules"]) - before)
+        except BaseException as exc:
+            result = {"code": None, "stdout": "", "stderr": repr(exc), "modules": []}
+        with os.fdopen(write, "w") as pipe:
+            json.dump(result, pipe)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        results[name] = json.load(pipe)
+    os.waitpid(pid, 0)
+json.dump(results, sys.stdout)
+'''
+
+
+@dataclass
+class Fresh:
+    """What one target of :data:`FRESH_TARGETS` did in a fresh interpreter."""
+
+    code: int | None
+    stdout: str
+    stderr: str
+    modules: list[str]
+
+    def heavy(self, names=HEAVY) -> list[str]:
+        """The top-level packages of ``names`` that the target loaded (empty: it stayed light)."""
+        return sorted({m.partition(".")[0] for m in self.modules} & set(names))
+
+
+@pytest.fixture(scope="session")
+def fresh_process() -> dict[str, Fresh]:
+    """Every target of :data:`FRESH_TARGETS`, run once per session in one subprocess (a child forked per target
+    from an interpreter that has imported nothing but the standard library): ``{name: Fresh}``."""
+    import json
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parents[1]
+    proc = subprocess.run([sys.executable, "-c", _FRESH_SCRIPT], input=json.dumps(FRESH_TARGETS), capture_output=True,
+                          text=True, cwd=root, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return {name: Fresh(**result) for name, result in json.loads(proc.stdout).items()}

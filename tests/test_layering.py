@@ -94,22 +94,18 @@ def _run_fresh(code: str) -> str:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def test_importing_the_model_loads_no_heavy_library():
+def test_importing_the_model_loads_no_heavy_library(fresh_process):
     import gpucomm.model
 
     names = [m.name for m in pkgutil.walk_packages(gpucomm.model.__path__, "gpucomm.model.")]
     assert len(names) >= 10, names  # the walk found the model's modules
-    code = (f"import importlib, sys\nfor m in {names!r}: importlib.import_module(m)\n"
-            f"print(sorted(h for h in {HEAVY!r} if h in sys.modules))")
-    assert _run_fresh(code) == "[]"
+    ran = fresh_process["model"]  # a fresh interpreter imported every one of them (tests/conftest.py)
+    assert set(names) <= set(ran.modules) and ran.heavy(HEAVY) == [], ran.stderr
 
 
-def test_the_command_line_loads_no_heavy_library_for_model_verbs():
-    code = ("import sys, contextlib, io\nfrom gpucomm.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    main(['cost', 'all_reduce', '--link', 'nvlink4', '--gpus', '8', '--size', '1MiB'])\n"
-            f"print(sorted(h for h in {HEAVY!r} if h in sys.modules))")
-    assert _run_fresh(code) == "[]"
+def test_the_command_line_loads_no_heavy_library_for_model_verbs(fresh_process):
+    ran = fresh_process["cost"]
+    assert ran.code == 0 and ran.heavy(HEAVY) == [], ran.stderr
 
 
 def test_package_never_imports_pages_or_tests():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -161,23 +161,19 @@ def test_registers_on_any_subparsers(tmp_path, capsys):
     assert build_parser().parse_args(["parse", "x"]).log == "x"  # and gpucomm's parser has it
 
 
-def test_gpucomm_parse_as_a_command(tmp_path):
-    """Through ``python -m gpucomm parse``: exit status and the one-line error as a user sees them."""
+def test_gpucomm_parse_as_a_command(tmp_path, gpucomm):
+    """Through the command's ``main``: exit status and the one-line error as a user sees them."""
     garbage = write_log(tmp_path, "garbage.txt", "not a log\n")
-    out = subprocess.run([sys.executable, "-m", "gpucomm", "parse", garbage], capture_output=True, text=True)
+    out = gpucomm("parse", garbage)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("gpucomm parse: error: ")
-    good = subprocess.run([sys.executable, "-m", "gpucomm", "parse", write_log(tmp_path, "c04.txt",
-                                                                                   bundled_log_text("C04"))],
-                          capture_output=True, text=True)
+    good = gpucomm("parse", write_log(tmp_path, "c04.txt", bundled_log_text("C04")))
     assert good.returncode == 0 and "[in_place_outlier]" in good.stdout
 
 
-def test_parse_module_imports_no_torch_or_plotly():
-    code = ("import sys, gpucomm.cli.parse\n"
-            "print(sorted(m for m in ('torch', 'plotly', 'ipywidgets') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+def test_parse_module_imports_no_torch_or_plotly(fresh_process):
+    assert fresh_process["verb parse"].heavy(("torch", "plotly", "ipywidgets")) == []
+    assert fresh_process["parse"].code == 0 and fresh_process["parse"].heavy() == []
 
 
 # --- what a new user met with real logs ----------------------------------------------------------------------
@@ -196,6 +192,9 @@ def test_out_in_a_missing_folder_is_refused_before_any_work(tmp_path, capsys):
     code, _, err = run(capsys, write_log(tmp_path, "c04.txt", bundled_log_text("C04")), "--out",
                        str(tmp_path / "c04.txt" / "x.jsonl"))
     assert code == 2 and "c04.txt' is a file, not a folder" in err
+
+
+GOLDEN = Path(__file__).parents[1] / "data" / "bench"
 
 
 def two_runs(tmp_path) -> str:
@@ -278,22 +277,16 @@ def test_contradicting_ranks_are_warned_and_partial_logs_say_inferred(tmp_path, 
 
 @pytest.mark.parametrize("collective", ["all_reduce", "all_gather"])
 def test_parse_of_a_bench_table_writes_the_records_bench_wrote(tmp_path, capsys, collective):
-    """The same sweep, as ``gpucomm bench --out`` writes it and as ``gpucomm parse`` reads its table: same keys.
+    """The same sweep, as ``gpucomm bench --out`` wrote it and as ``gpucomm parse`` reads its table: same keys.
 
+    The table and the records are golden files of one real gloo sweep each (tests/data/README.md says how they were
+    made); one small sweep run for real goes through the same round trip in tests/measure/test_nccl_tests_log.py.
     all_reduce has no out-of-place call in torch.distributed (that half is blank, ``out_of_place`` None);
     all_gather has both, and nccl-tests prints its count per rank (the records hold the whole buffer's).
     Before, parse wrote two records per size (``in_place`` true/false) where bench wrote one, and fit
-    dropped every record of a bench file. The sizes are bandwidth-bound (1-64 MiB): below them gloo's times on a
-    loaded machine jump by milliseconds (256 KiB once took twice as long as 1 MiB), and fit rightly refuses a sweep
-    whose times do not grow with size.
+    dropped every record of a bench file.
     """
-    pytest.importorskip("torch")
-    bench_file, table = tmp_path / "bench.jsonl", tmp_path / "bench.txt"
-    proc = subprocess.run([sys.executable, "-m", "gpucomm", "bench", "--ranks", "2", "--backend", "gloo",
-                           "--collective", collective, "-b", "1M", "-e", "64M", "-f", "4", "-w", "1", "-n", "3",
-                           "--no-progress", "--out", str(bench_file)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    table.write_text(proc.stdout)
+    bench_file, table = GOLDEN / f"{collective}.jsonl", GOLDEN / f"{collective}.txt"
     bench = read_results(bench_file)
     for flags in ([], ["--out-of-place"]):
         parsed_file = tmp_path / f"parsed{len(flags)}.jsonl"

@@ -18,11 +18,6 @@ from gpucomm.cli import VERBS, build_parser, main
 from gpucomm.cli.common import int_arg, one_line, print_error, size_arg
 
 CLI_DIR = Path(gpucomm.cli.__file__).parent
-HEAVY = ("torch", "plotly", "pandas", "ipywidgets")
-
-
-def fresh(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
 
 
 def test_every_verb_module_is_listed_and_every_listed_verb_has_a_module():
@@ -82,28 +77,26 @@ def test_a_negative_value_reaches_validation(capsys):
     assert "-5MiB" in err and "expected one argument" not in err
 
 
-@pytest.mark.parametrize("argv", [
-    ["cost", "all_reduce", "--link", "nvlink4", "--gpus", "8", "--size", "1MiB"],
-    ["cost", "all_reduce", "--link", "nvlink4", "--gpus", "8", "--size", "1MiB", "--json"],
-    ["tp", "--model", "llama-3-70b", "--tp", "8", "--tokens", "64", "--link", "nvlink4", "--gpu", "h100_sxm5"],
-    ["validate", "--json"],
-    ["--help"],
-])
-def test_model_verbs_load_no_heavy_library(argv):
-    out = fresh("import sys, contextlib, io\nfrom gpucomm.cli import main\n"
-                f"with contextlib.redirect_stdout(io.StringIO()):\n    code = main({argv!r})\n"
-                f"print(code, sorted(h for h in {HEAVY!r} if h in sys.modules))")
-    assert out.stdout.strip() == "0 []", out.stderr
+@pytest.mark.parametrize("target", ["cost", "cost --json", "tp", "validate --json", "--help", "parse", "diagnose"])
+def test_model_verbs_load_no_heavy_library(fresh_process, target):
+    # one fresh interpreter for every such check (tests/conftest.py FRESH_TARGETS)
+    ran = fresh_process[target]
+    assert ran.code == 0 and ran.heavy() == [], ran.stderr
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_module_imports_light(fresh_process, verb):
+    ran = fresh_process[f"verb {verb}"]
+    assert f"gpucomm.cli.{verb}" in ran.modules and ran.heavy() == [], ran.stderr
 
 
 @pytest.mark.parametrize("verb, message", [
     ("bench", "gpucomm bench: error: 'gpucomm bench' needs PyTorch: pip install torch"),
     ("copybw", "gpucomm copybw: error: copy bandwidth needs PyTorch: pip install torch"),
 ])
-def test_measuring_verbs_without_torch_say_so_in_one_line(verb, message):
-    out = fresh("import sys\nsys.modules['torch'] = None  # any import of torch now fails\n"
-                f"from gpucomm.cli import main\nsys.exit(main([{verb!r}]))")
-    assert out.returncode == 2 and out.stderr.strip() == message and out.stdout == ""
+def test_measuring_verbs_without_torch_say_so_in_one_line(fresh_process, verb, message):
+    ran = fresh_process[f"{verb} without torch"]
+    assert ran.code == 2 and ran.stderr.strip() == message and ran.stdout == ""
 
 
 def test_a_reader_that_leaves_early_is_not_an_error(tmp_path):

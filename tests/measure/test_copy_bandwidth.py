@@ -39,18 +39,13 @@ def run_py(code: str) -> str:
 
 # --- no torch at import -------------------------------------------------------------------
 
-def test_copy_and_fit_clis_register_without_importing_torch():
-    out = run_py(
-        "import argparse, sys\n"
-        "from gpucomm.cli import copybw, fit\n"
-        "p = argparse.ArgumentParser(); sub = p.add_subparsers()\n"
-        "copybw.register(sub); fit.register(sub)\n"
-        "a = p.parse_args(['copybw', '-b', '1KiB', '-e', '1MiB', '-f', '2', '-n', '3', '-w', '1', '--out', 'x.jsonl'])\n"
-        "b = p.parse_args(['fit', 'r.jsonl', '--link', 'nvlink4', '--gpus', '8', '--plot', 'p.html'])\n"
-        "print(a.min_bytes, a.max_bytes, a.step_factor, a.iters, a.warmup_iters, a.out, a.func.__module__)\n"
-        "print(b.results, b.link, b.gpus, b.plot, b.func.__module__)\n"
-        "print(sorted(m for m in ('torch', 'plotly', 'numpy') if m in sys.modules))\n")
-    assert out.splitlines() == ["1KiB 1MiB 2 3 1 x.jsonl gpucomm.cli.copybw", "r.jsonl nvlink4 8 p.html gpucomm.cli.fit", "[]"]
+def test_copy_and_fit_clis_register_without_importing_torch(fresh_process):
+    ran = fresh_process["parser"]  # gpucomm's parser built and used in a fresh interpreter (tests/conftest.py)
+    _, a, b = json.loads(ran.stdout)
+    assert [a[k] for k in ("min_bytes", "max_bytes", "step_factor", "iters", "warmup_iters", "out", "func")] == \
+        ["1KiB", "1MiB", 2, 3, 1, "x.jsonl", "gpucomm.cli.copybw"]
+    assert [b[k] for k in ("results", "link", "gpus", "plot", "func")] == ["r.jsonl", "nvlink4", 8, "p.html", "gpucomm.cli.fit"]
+    assert ran.heavy(("torch", "plotly", "numpy")) == []
 
 
 def test_fit_runs_without_torch(tmp_path):
@@ -264,11 +259,7 @@ def test_lab_figures_draw_the_records():
     assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["busbw", "algbw"]
 
 
-def test_copybw_without_torch_says_so_in_one_line():
-    out = subprocess.run([sys.executable, "-c",
-                          "import sys\n"
-                          "sys.modules['torch'] = None\n"
-                          "from gpucomm.cli import main\n"
-                          "sys.exit(main(['copybw']))\n"], capture_output=True, text=True)
-    assert out.returncode == 2
-    assert out.stderr.strip() == "gpucomm copybw: error: copy bandwidth needs PyTorch: pip install torch"
+def test_copybw_without_torch_says_so_in_one_line(fresh_process):
+    ran = fresh_process["copybw without torch"]
+    assert ran.code == 2
+    assert ran.stderr.strip() == "gpucomm copybw: error: copy bandwidth needs PyTorch: pip install torch"

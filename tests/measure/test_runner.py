@@ -156,15 +156,11 @@ def test_cli_bad_input_exits_2_with_one_line(capsys):
         assert match in lines[0], lines
 
 
-def test_gpucomm_cli_registers_bench_without_importing_torch():
-    code = ("import argparse, sys\n"
-            "from gpucomm.cli.bench import register\n"
-            "p = argparse.ArgumentParser(); sub = p.add_subparsers()\n"
-            "register(sub)\n"
-            "a = p.parse_args(['bench', '-b', '8', '-e', '1M', '-f', '4', '--ranks', '2'])\n"
-            "print(a.min_bytes, a.max_bytes, a.step_factor, a.ranks, callable(a.func), 'torch' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["8", "1M", "4", "2", "True", "False"]
+def test_gpucomm_cli_registers_bench_without_importing_torch(fresh_process):
+    ran = fresh_process["parser"]  # gpucomm's parser built and used in a fresh interpreter (tests/conftest.py)
+    bench = json.loads(ran.stdout)[0]
+    assert (bench["min_bytes"], bench["max_bytes"], bench["step_factor"], bench["ranks"]) == ("8", "1M", 4, 2)
+    assert bench["func"] == "gpucomm.cli.bench" and ran.heavy(("torch",)) == []
 
 
 # --- real sweeps with gloo ----------------------------------------------------------------
@@ -293,8 +289,11 @@ def test_a_missing_peer_fails_after_the_timeout_with_a_message():
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
 def test_killed_sweep_keeps_every_finished_size(tmp_path, sig):
+    # 10,000 sizes (-f 1 -i 8: 8, 16, ... 80,000 B, the most a sweep may have) of 20 timed calls each: at least
+    # 200,000 gloo calls, minutes on any machine, so the signal always lands mid-sweep however slow the poll below is
     out = tmp_path / "killed.jsonl"
-    proc = subprocess.Popen([*BENCH, "--ranks", "2", "-b", "8", "-e", "64MiB", "-n", "50", "--out", str(out)],
+    proc = subprocess.Popen([*BENCH, "--ranks", "2", "-b", "8", "-e", "80000", "-f", "1", "-i", "8", "-n", "20", "-w", "1",
+                             "--no-progress", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -334,8 +333,8 @@ def test_killed_sweep_keeps_every_finished_size(tmp_path, sig):
     records = [json.loads(line) for line in lines]  # every complete line is valid JSON
     assert records[0]["record"] == "meta"
     sizes = [r["msg_bytes"] for r in records[1:]]
-    assert len(sizes) >= 3 and sizes == [8 * 2**k for k in range(len(sizes))]
-    assert len(sizes) < 24  # it was really cut short
+    assert len(sizes) >= 3 and sizes == [8 * (k + 1) for k in range(len(sizes))]
+    assert len(sizes) < 10_000  # it was really cut short
     assert all(r["num_wrong"] == 0 for r in records[1:])
     saved = read_results(out)
     assert [r["msg_bytes"] for r in saved] == sizes
@@ -441,29 +440,31 @@ def test_results_reader_skips_a_cut_last_line_and_rejects_garbage(tmp_path):
 
 # --- nccl-tests conventions: -a, per-iteration times, the table, the summary -----------------
 
-def _reduce_each_way(rank, num_ranks, port, send):
-    """A launch_workers target: every -a reduction of this rank's value (rank + 1) on a real gloo group."""
-    import datetime
+class _ThreeRanks:
+    """A stand-in for ``torch.distributed`` as rank 1 of 3 sees it, the ranks holding 1, 2 and 3 s: its broadcast and
+    all_reduce compute what the real ones return, so :func:`reduce_over_ranks` is tested as a function, no ranks."""
 
-    import torch.distributed as dist
+    values = (1.0, 2.0, 3.0)
 
-    from gpucomm.measure.runner import reduce_over_ranks
+    class ReduceOp:
+        SUM, MIN, MAX = "sum", "min", "max"
 
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=num_ranks,
-                            timeout=datetime.timedelta(seconds=60))
-    try:
-        device = torch.device("cpu")
-        return {how: reduce_over_ranks(rank + 1.0, how, device, num_ranks) for how in ("rank0", "avg", "min", "max")}
-    finally:
-        dist.destroy_process_group()
+    def broadcast(self, tensor, src):
+        tensor.fill_(self.values[src])
+
+    def all_reduce(self, tensor, op):
+        tensor.fill_({"sum": sum, "min": min, "max": max}[op](self.values))
 
 
-def test_time_over_ranks_is_nccl_tests_average_flag():
+def test_time_over_ranks_is_nccl_tests_average_flag(monkeypatch):
     # nccl-tests -a <0/1/2/3>: 0=RANK0, 1=AVG, 2=MIN, 3=MAX (src/common.cu); ranks hold 1, 2, 3.
-    from gpucomm.measure.launch import launch_workers
+    from gpucomm.measure import runner
 
-    for values in launch_workers(_reduce_each_way, 3):
-        assert values == {"rank0": 1.0, "avg": 2.0, "min": 1.0, "max": 3.0}
+    monkeypatch.setattr(runner, "dist", _ThreeRanks())
+    reduced = {how: runner.reduce_over_ranks(2.0, how, torch.device("cpu"), 3) for how in ("rank0", "avg", "min", "max")}
+    assert reduced == {"rank0": 1.0, "avg": 2.0, "min": 1.0, "max": 3.0}
+    with pytest.raises(GpucommError, match="time over ranks 'mean' is not valid"):
+        runner.reduce_over_ranks(2.0, "mean", torch.device("cpu"), 3)
 
 
 def test_time_over_ranks_reaches_the_metadata_and_header(capsys):

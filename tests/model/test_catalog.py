@@ -1,8 +1,6 @@
 """The sourced hardware catalog: sources, per-direction rules, spot values from the fact sheet, lookups, layering."""
 
 import dataclasses
-import subprocess
-import sys
 
 import pytest
 
@@ -265,19 +263,15 @@ def test_pcie_bw_validates_its_inputs(gen, lanes):
 
 # --- layering ------------------------------------------------------------------------------------
 
-def test_catalog_modules_import_only_the_standard_library_and_gpucomm():
+def test_catalog_modules_import_only_the_standard_library_and_gpucomm(fresh_process):
+    # a fresh interpreter imported every model module, the catalog's among them (tests/conftest.py FRESH_TARGETS)
+    import sys
+
+    ran = fresh_process["model"]
     modules = ["gpucomm.model.hardware.gpus", "gpucomm.model.hardware.network", "gpucomm.model.hardware.nvswitch",
                "gpucomm.model.hardware.pcie", "gpucomm.model.hardware"]
-    code = (
-        "import sys\n"
-        "before = set(sys.modules)\n"
-        f"for m in {modules!r}: __import__(m)\n"
-        "new = {m.split('.')[0] for m in set(sys.modules) - before}\n"
-        "std = set(sys.stdlib_module_names) | {'gpucomm'}\n"
-        "print(sorted(new - std))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]", out.stdout
+    assert set(modules) <= set(ran.modules)
+    assert sorted({m.split(".")[0] for m in ran.modules} - set(sys.stdlib_module_names) - {"gpucomm"}) == []
 
 
 def test_nvlink_c2c_is_a_cpu_gpu_link_kept_out_of_the_gpu_to_gpu_links():

@@ -1,9 +1,6 @@
 """Serving and training plans (gpucomm.model.planning), and the numbers of NVIDIA's NVLink/NVSwitch inference blog."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from gpucomm import GpucommError
@@ -102,11 +99,9 @@ def test_hybrid_step_adds_tp_inside_nodes_and_dp_across():
         hybrid_step_estimate("llama-3-70b", fabric=CLUSTER, global_batch_tokens=8192)
 
 
-def test_planning_is_model_layer():
-
-    code = "import sys, gpucomm.model.planning; print(sorted(m for m in ('torch', 'plotly', 'ipywidgets') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+def test_planning_is_model_layer(fresh_process):
+    ran = fresh_process["model"]  # every model module imported in a fresh interpreter (tests/conftest.py)
+    assert "gpucomm.model.planning" in ran.modules and ran.heavy(("torch", "plotly", "ipywidgets")) == []
 
 
 # --- NVIDIA's blog: NVLink and NVSwitch supercharge LLM inference (Aug 2024) ----------------------------------------
