@@ -28,8 +28,12 @@ launch
 copy_bandwidth
     Copy bandwidth (host<->device pinned/pageable, device memory, GPU to GPU; host memory
     without a GPU), measured by ``gpucomm copybw``. No torch until a measurement runs.
-tp_layer
-    A Megatron-style tensor-parallel layer on N ranks: compute vs all_reduce, with overlap.
+tp_layer, tp_layer_table
+    A Megatron-style tensor-parallel layer on N ranks: compute vs all_reduce, with overlap
+    (its FLOPs and all_reduce size are :mod:`gpucomm.model.tp`'s); the table of its results.
+doctor
+    ``gpucomm doctor``, a package: report (checks and the report), probe (what reads the
+    machine), checks and measured_checks (the verdicts), run (the steps in order).
 
 Three ways to run a sweep::
 
