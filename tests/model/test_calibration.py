@@ -58,17 +58,13 @@ def test_host_staged_efficiency_lies_in_the_measured_range_of_c07():
     assert 20.0 / 63.0 <= cal.HOST_STAGED_EFFICIENCY.value <= float(_case("C07")["busbw_GBps"]) / 63.0
 
 
-def test_nvls_parameters_come_from_the_maintainers_figure_and_the_h200_sweep():
+def test_nvls_efficiency_comes_from_the_maintainers_figure_and_holds_on_the_h200_sweep():
     n = 8
     eff = float(_case("C10")["algbw_GBps"]) * (1 + 1 / n) / 450
     assert cal.NVLS_EFFICIENCY.value == pytest.approx(eff, abs=0.001)
     rows = _rows("mleng_8xH200_torch_allreduce.csv")
     # out of sample: the H200 sweep's 16 GiB algbw is within 1 % of what the efficiency gives
     assert 450 * cal.NVLS_EFFICIENCY.value / (1 + 1 / n) == pytest.approx(float(rows[-1]["algbw_GBps"]), rel=0.01)
-    bw = 450e9 * cal.NVLS_EFFICIENCY.value
-    alphas = [float(r["time_us_derived"]) * 1e-6 - int(r["bytes"]) * (1 + 1 / n) / bw
-              for r in rows if 2 * 2**20 <= int(r["bytes"]) <= 2**30]
-    assert cal.NVLS_LATENCY_S.value == pytest.approx(statistics.median(alphas), rel=0.03)
 
 
 def test_host_staged_step_latency_from_the_rtx4090_chain():

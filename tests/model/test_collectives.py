@@ -43,9 +43,9 @@ ALGORITHM_TABLE = {
     ("reduce_scatter", "rhd"): lambda n: (math.ceil(math.log2(n)), (n - 1) / n),
     ("reduce_scatter", "nvls"): lambda n: (1, (n - 1) / n),
     ("broadcast", "ring"): lambda n: (n - 1, 1.0),
-    ("broadcast", "tree"): lambda n: (math.ceil(math.log2(n)), 1.0),
+    ("broadcast", "binary_tree"): lambda n: (math.ceil(math.log2(n)), 1.0),
     ("reduce", "ring"): lambda n: (n - 1, 1.0),
-    ("reduce", "tree"): lambda n: (math.ceil(math.log2(n)), 1.0),
+    ("reduce", "binary_tree"): lambda n: (math.ceil(math.log2(n)), 1.0),
     ("all_to_all", "ring"): lambda n: (n - 1, (n - 1) / n),
     ("send_recv", "ring"): lambda n: (1, 1.0),
 }
@@ -139,7 +139,7 @@ def test_unknown_collective_and_lookup():
         get_collective("allreduce")
     assert check_collective("reduce") == "reduce"
     assert get_collective("send_recv").min_ranks == 2
-    with pytest.raises(GpucommError, match="algorithm 'nvls' does not implement broadcast: expected one of ring, tree"):
+    with pytest.raises(GpucommError, match="algorithm 'nvls' does not implement broadcast: expected one of ring, binary_tree"):
         get_collective("broadcast").algorithm("nvls")
 
 

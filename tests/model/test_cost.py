@@ -6,7 +6,7 @@ import pytest
 
 from gpucomm import GpucommError
 from gpucomm.model.collectives import busbw_bytes_per_s, busbw_factor
-from gpucomm.model.cost import collective_cost, effective_bw_bytes_per_s, ring_steps
+from gpucomm.model.cost import PROTOCOL_STEP_DATA_BYTES, collective_cost, effective_bw_bytes_per_s, ring_steps
 from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import LINKS, get_link
 from gpucomm.model.hardware.calibration import all_parameters
@@ -73,11 +73,17 @@ def test_busbw_is_not_the_articles_631_gbps():
     assert busbw_bytes_per_s("all_reduce", 64 * MiB, MEASURED_NVLINK3_US * 1e-6, 4) / 1e9 == pytest.approx(166.9, abs=0.1)
 
 
-def test_ring_all_reduce_matches_4xa100_nvlink_measurement_within_15_percent():
+def test_ring_all_reduce_on_4xa100_nvlink_is_15_percent_fast_of_the_article_and_says_why():
     cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, fabric="nvlink3")
-    assert cost.time_s * 1e6 == pytest.approx(MEASURED_NVLINK3_US, rel=0.15)
-    # the ring pipeline fill (calibration.PIPELINE_FILL_FRACTION) is fitted on this measurement
-    assert cost.time_s * 1e6 == pytest.approx(MEASURED_NVLINK3_US, rel=0.01)
+    terms = dict(cost.terms)
+    # The article measured 603 us. The model is about 15 % fast: PIPELINE_FILL_FRACTION was fitted to this point when
+    # the fill switched on whole at one step of a rank's share; the fill now grows with the share beyond its first
+    # step (cost_terms.ring_fill_s), and at 64 MiB on 4 GPUs x 24 channels a share is 1.33 steps, a third of the fill.
+    assert -0.17 < cost.time_s * 1e6 / MEASURED_NVLINK3_US - 1 < -0.13
+    share_steps = 64 * MiB / (4 * cost.num_channels) / PROTOCOL_STEP_DATA_BYTES["Simple"]
+    full_fill = terms["pipeline_fill"] / (share_steps - 1)
+    assert cost.time_s - terms["pipeline_fill"] + full_fill == pytest.approx(MEASURED_NVLINK3_US * 1e-6, rel=0.01)
+    assert cost.time_s == pytest.approx(sum(terms.values()))
     assert cost.time_s == pytest.approx(cost.latency_s + cost.transfer_s + cost.launch_s)
     assert cost.busbw_bytes_per_s == pytest.approx(cost.algbw_bytes_per_s * 1.5)
 
@@ -146,8 +152,9 @@ def test_llama70b_tp4_example_message_size_and_count():
     nv = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric="nvlink3")
     pc = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric=make_fabric("pcie4", p2p=False))
     assert nv.all_reduces_per_pass == 160
-    # the article: 603 us x 160 = 96.48 ms and 11369 us x 160 = 1819.04 ms
-    assert nv.comm_per_pass_s * 1e3 == pytest.approx(96.48, rel=0.15)
+    # the article: 603 us x 160 = 96.48 ms and 11369 us x 160 = 1819.04 ms; the NVLink model is about 15 % fast of it
+    # (see test_ring_all_reduce_on_4xa100_nvlink_is_15_percent_fast_of_the_article_and_says_why)
+    assert -0.17 < nv.comm_per_pass_s * 1e3 / 96.48 - 1 < -0.13
     assert pc.comm_per_pass_s * 1e3 == pytest.approx(1819.04, rel=0.25)
     assert math.isclose(nv.comm_per_pass_s, 160 * nv.per_all_reduce.time_s)
 
@@ -222,8 +229,9 @@ def test_rhd_needs_a_power_of_two():
 def test_auto_picks_nvls_only_from_the_gpu_count_nccl_does(link, n, expected):
     # case C14 (ml-engineering, NCCL 2.27.7 on that node): NVLS from 5 H200s, from 6 B200s; NCCL 2.30.7's tuner moves
     # both later (its NVLS formula changed in 2.28)
-    assert collective_cost("all_reduce", 2**30, num_ranks=n, fabric=link, nccl_version="2.27.7").algorithm == expected
-    assert collective_cost("all_reduce", 2**30, num_ranks=5, fabric="nvlink4", nccl_version="2.30.7").algorithm == "ring"
+    # (NCCL's own pick: nccl_algorithm; the reported algorithm is the fastest by the model, which may differ)
+    assert collective_cost("all_reduce", 2**30, num_ranks=n, fabric=link, nccl_version="2.27.7").nccl_algorithm == expected
+    assert collective_cost("all_reduce", 2**30, num_ranks=5, fabric="nvlink4", nccl_version="2.30.7").nccl_algorithm == "ring"
 
 
 def test_bridged_pairs_collapse_to_pcie_when_the_ring_leaves_the_pair():
@@ -381,7 +389,8 @@ def test_sync_launch_charges_the_host_dispatch_and_no_host_floor():
 
 def test_ll_overlap_is_what_the_h200_nccl_2_30_sweep_chose(monkeypatch):
     # the 8x H200 NCCL 2.30.7 back-to-back sweep below 1 MiB (S16, in-sample for this choice of form): NCCL's additive
-    # estimate with few channels is 53-61 % slow there (cost.CUT_THROUGH_PROTOCOLS says so), the overlap within 12 %
+    # estimate (the fastest pair without the overlap) is 26-58 % slow there (cost.CUT_THROUGH_PROTOCOLS says so), the
+    # overlap within 12 %
     import gpucomm.model.cost as cost_module
     from gpucomm.model.validation import validate
 
@@ -391,4 +400,4 @@ def test_ll_overlap_is_what_the_h200_nccl_2_30_sweep_chose(monkeypatch):
     assert all(abs(e) < 0.12 for e in errors())
     monkeypatch.setattr(cost_module, "CUT_THROUGH_PROTOCOLS", ())
     additive = errors()
-    assert 0.53 <= min(additive) and max(additive) <= 0.61
+    assert 0.26 <= min(additive) and max(additive) <= 0.58

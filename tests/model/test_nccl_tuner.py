@@ -165,8 +165,9 @@ def test_choice_small_to_large_on_8x_h100(h100):
 
 
 @pytest.mark.parametrize("version,link,cc,first_nvls", [
-    ((2, 27, 7), H100_LINK, 90, cal.NVLS_MIN_RANKS["nvlink4"].value),   # 5: measured on H100/H200 (stas00)
-    ((2, 27, 7), B200_LINK, 100, cal.NVLS_MIN_RANKS["nvlink5"].value),  # 6: measured on B200 (stas00)
+    # case C14 (ml-engineering's network README, NCCL 2.27.7): NCCL ran NVLS from 5 H100/H200s and from 6 B200s
+    ((2, 27, 7), H100_LINK, 90, 5),
+    ((2, 27, 7), B200_LINK, 100, 6),
     ((2, 30, 7), H100_LINK, 90, 6),                                     # nvlsEfficiency (2.28+) moves it
     ((2, 30, 7), B200_LINK, 100, 8),
 ])

@@ -51,6 +51,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
+from gpucomm.model import cost_terms as ct
 from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.collectives import REGISTRY, busbw_factor, check_collective, check_num_ranks, get_collective
 from gpucomm.model.fabric import Fabric, as_fabric, make_fabric
@@ -64,12 +65,12 @@ from gpucomm.model.nccl_fabric import (
     p2p_nvlinks,
     parse_nccl_version,
 )
-from gpucomm.model.nccl_p2p import p2p_plan
+from gpucomm.model.nccl_p2p import p2p_channels
 
-ALGORITHMS = ("auto", "ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "nvls_tree", "collnet_direct",
-              "collnet_chain", "pat", "hierarchical")
+ALGORITHMS = ("auto", "ring", "tree", "binary_tree", "rhd", "one_shot", "two_shot", "nvls", "nvls_tree", "pat",
+              "hierarchical")
 PROTOCOLS = ("LL", "LL128", "Simple")
-NCCL_ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain", "pat")
+NCCL_ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "pat")
 """The algorithms of NCCL's tuner (:data:`gpucomm.model.nccl_tuner.ALGORITHMS`): for the collectives the tuner
 models (:data:`gpucomm.model.nccl_tuner.COLLECTIVES`), ``auto`` is NCCL's own choice
 (:func:`gpucomm.model.nccl_tuner.choose`) and each of these names is NCCL's estimate for it plus the terms
@@ -77,7 +78,12 @@ outside NCCL (:data:`LAUNCH_MODES`, the ramp and pipeline fill). ``one_shot``, `
 NCCL (custom all-reduce as vLLM/TensorRT-LLM run it, a textbook algorithm) and stay alpha-beta;
 ``hierarchical`` is an explicit schedule, not NCCL's default."""
 
-NOT_NCCL = {"one_shot": "not NCCL: custom all-reduce as vLLM/TensorRT-LLM run it (alpha-beta)",
+COLLNET_REFUSAL = ("CollNet needs in-network reduction (SHARP switches and NCCL's CollNet plugin), which no fabric "
+                   "of the catalog describes; expected one of")
+"""Why ``collnet_direct`` and ``collnet_chain`` are refused (NCCL's tuner port keeps them: ``Comm.collnet_enable``)."""
+
+NOT_NCCL = {"binary_tree": "not NCCL: a pipelined binary tree (alpha-beta; NCCL runs broadcast and reduce as a ring)",
+            "one_shot": "not NCCL: custom all-reduce as vLLM/TensorRT-LLM run it (alpha-beta)",
             "two_shot": "not NCCL: custom all-reduce as vLLM/TensorRT-LLM run it (alpha-beta)",
             "rhd": "not NCCL: recursive halving-doubling (alpha-beta)",
             "hierarchical": "not NCCL's default: the explicit intra/inter-node schedule (alpha-beta)"}
@@ -88,12 +94,8 @@ LAUNCH_MODES = ("eager", "graph", "sync")
 ``graph`` (captured in a CUDA graph) or ``sync`` (one torch.distributed call at a time, timed from before the host
 dispatches it); :data:`~gpucomm.model.hardware.calibration.LAUNCH_S` gives the term."""
 
-PROTOCOL_STEP_DATA_BYTES = {"LL": 8 * 512 * 8 * 16 // 8 // 2, "LL128": 120 * 640 * 8 * 8 // 8 * 120 // 128,
-                            "Simple": (1 << 22) // 8}
-"""Data bytes of one step of each protocol's buffer: the buffer divided by ``NCCL_STEPS`` (8), data only.
-LL: ``NCCL_LL_LINES_PER_THREAD`` 8 x ``NCCL_LL_MAX_NTHREADS`` 512 x 8 steps x 16-byte lines, half of them flags;
-LL128: ``NCCL_LL128_ELEMS_PER_THREAD`` 120 x ``NCCL_LL128_MAX_NTHREADS`` 640 x 8 steps x 8 bytes, 120 of 128 data;
-Simple: ``DEFAULT_BUFFSIZE`` 4 MiB (``src/include/device.h`` and ``src/init.cc`` at NCCL v2.30.7-1)."""
+PROTOCOL_STEP_DATA_BYTES = ct.PROTOCOL_STEP_DATA_BYTES
+"""Data bytes of one step of each protocol's buffer (:data:`gpucomm.model.cost_terms.PROTOCOL_STEP_DATA_BYTES`)."""
 
 MAX_MSG_BYTES = 1 << 50  # 1 PiB: anything larger is a typo, not a collective
 
@@ -251,6 +253,15 @@ class CollectiveCost:
     """Every (algorithm, protocol, NCCL's estimate in s) NCCL considers for this call, fastest first."""
     note: str = ""
     """Where the number comes from: NCCL's tuner plus fitted terms, or why it is not NCCL."""
+    terms: tuple = ()
+    """Why this number: ``(name, seconds)`` pairs that sum to ``time_s``, each continuous in the message size
+    (:mod:`gpucomm.model.cost_terms`)."""
+    nccl_algorithm: str = ""
+    """The algorithm NCCL's own estimate picks at this size (``topoGetAlgoInfo``); empty outside NCCL's tuner.
+    ``algorithm`` is the pair whose time is reported: the fastest of the pairs NCCL enables, each priced by NCCL's
+    estimate plus the terms, which can differ from NCCL's pick near its crossovers."""
+    nccl_protocol: str = ""
+    """The protocol of NCCL's own pick (see :attr:`nccl_algorithm`)."""
 
     def as_dict(self) -> dict:
         """A plain dict, with GB/s keys added for people (1 GB/s = 1e9 B/s).
@@ -258,10 +269,11 @@ class CollectiveCost:
         Returns
         -------
         dict
-            Every field, plus ``algbw_gb_per_s`` and ``busbw_gb_per_s``.
+            Every field (``terms`` as a dict name -> seconds), plus ``algbw_gb_per_s`` and ``busbw_gb_per_s``.
         """
         out = asdict(self)
         out["alternatives"] = [{"algorithm": a, "protocol": p, "nccl_time_s": t} for a, p, t in self.alternatives]
+        out["terms"] = dict(self.terms)
         out["algbw_gb_per_s"] = self.algbw_bytes_per_s / 1e9
         out["busbw_gb_per_s"] = self.busbw_bytes_per_s / 1e9
         return out
@@ -364,11 +376,9 @@ def steps_and_wire_bytes(collective: str, msg_bytes: float, *, num_ranks: int, a
     return _steps_and_wire(algorithm, collective, int(msg_bytes), n)
 
 
-def _protocol_costs(fabric: Fabric, algorithm: str, steps: int, wire: float, bw: float) -> dict[str, tuple[float, float]]:
-    """(latency_s, transfer_s) per protocol usable by this algorithm."""
-    if algorithm == "nvls":
-        nvls_bw = fabric.link.bw_bytes_per_s * cal.NVLS_EFFICIENCY.value
-        return {"Simple": (cal.NVLS_LATENCY_S.value, wire / nvls_bw)}
+def _protocol_costs(fabric: Fabric, steps: int, wire: float, bw: float) -> dict[str, tuple[float, float]]:
+    """(latency_s, transfer_s) per protocol of an alpha-beta algorithm: LL (latency per step, half the bandwidth) and
+    Simple (a fitted intercept, the full bandwidth)."""
     return {
         "LL": (_ll_latency_s(fabric, steps, 0), wire / (bw * cal.LL_BW_FRACTION.value)),
         "Simple": (cal.SIMPLE_LATENCY_S.value, wire / bw),
@@ -380,11 +390,8 @@ def _single_node_cost(collective: str, size: int, n: int, fabric: Fabric, algori
     bw = per_gpu_bw_bytes_per_s(fabric, n)
     if algorithm in ("one_shot", "two_shot") and not fabric.p2p:
         raise GpucommError(f"algorithm {algorithm!r} reads peers' memory directly: expected P2P (drop --no-p2p)")
-    if algorithm == "nvls" and not fabric.nvls_capable:
-        raise GpucommError(f"algorithm 'nvls' on {fabric.link.key!r} ({fabric.topology}): expected NVLink 4 or 5 "
-                           "behind an NVSwitch (third-generation NVSwitch or later)")
     steps, wire = _steps_and_wire(algorithm, collective, size, n)
-    costs = _protocol_costs(fabric, algorithm, steps, wire, bw)
+    costs = _protocol_costs(fabric, steps, wire, bw)
     if protocol != "auto":
         if protocol not in costs:
             raise GpucommError(f"protocol {protocol!r} with algorithm {algorithm!r}: expected one of {', '.join(costs)}")
@@ -403,32 +410,38 @@ P2P_NOTE = ("NCCL's point-to-point path (a send and a receive per peer, all at o
 
 
 def _p2p_cost(collective: str, size: int, n: int, fabric: Fabric, protocol: str,
-              nccl_version: tuple) -> tuple[str, str, float, float]:
+              nccl_version: tuple) -> tuple[str, str, dict]:
     """all_to_all and send_recv inside a node as NCCL runs them: one send and one receive per peer, all at once.
 
-    :func:`gpucomm.model.nccl_p2p.p2p_plan` gives each operation its channels and protocol (LL up to 16 KiB per
-    channel, Simple above). The channels in use, all the peers' together, move data at most at the link's
-    delivered bandwidth (:func:`per_gpu_bw_bytes_per_s`; LL at ``LL_BW_FRACTION`` of it), each at most at the rate
-    one channel reaches in NCCL's ring (that bandwidth over ``comm->nChannels``): one send to one peer uses a few
-    channels, so it gets a share of the link.
-    The latency is NCCL's tuner row for one Ring step (base + one hop, ``tuning.cc``: every peer is one hop away)
-    times the transport's fitted scale (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`). Returns
-    (algorithm, protocol, latency_s, transfer_s); ``ring`` is the collective's one algorithm key."""
+    :func:`gpucomm.model.nccl_p2p.p2p_channels` gives each operation its channels by NCCL's rules, continuous in
+    size (NCCL's count at every size where it changes, never falling). The channels in use, all the peers' together,
+    move data at most at the link's delivered bandwidth (:func:`per_gpu_bw_bytes_per_s`; LL at ``LL_BW_FRACTION`` of
+    it), each at most at the rate one channel reaches in NCCL's ring (that bandwidth over ``comm->nChannels``): one
+    send to one peer uses a few channels, so it gets a share of the link. The latency is NCCL's tuner row for one
+    Ring step (base + one hop, ``tuning.cc``: every peer is one hop away) times the transport's fitted scale
+    (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`). NCCL picks LL up to 16 KiB per channel
+    (:func:`~gpucomm.model.nccl_p2p.p2p_plan`); under ``auto`` the model takes the faster of LL and Simple, so the
+    time never falls as the size grows. Returns (algorithm, protocol, terms); ``ring`` is the collective's one
+    algorithm key."""
     comm, _ = comm_and_table(fabric, n, nccl_version)
     peers, peer_bytes = (n - 1, size / n) if collective == "all_to_all" else (1, size)
     nvlinks = p2p_nvlinks(fabric, n)
-    plan = p2p_plan(peer_bytes, num_ranks=n, comm_channels=comm.num_channels, nvlinks=nvlinks)
-    proto = plan.protocol if protocol == "auto" else protocol
-    if proto not in ("LL", "Simple"):
-        raise GpucommError(f"protocol {protocol!r} for {collective}: NCCL's send/recv run LL or Simple; expected one "
-                           "of auto, LL, Simple")
+    channels = p2p_channels(peer_bytes, num_ranks=n, comm_channels=comm.num_channels, nvlinks=nvlinks)
     _, wire = _steps_and_wire("ring", collective, size, n)
-    share = min(1.0, plan.channels * peers / comm.num_channels)
-    bw = per_gpu_bw_bytes_per_s(fabric, n) * share * (cal.LL_BW_FRACTION.value if proto == "LL" else 1.0)
-    p = nt.PROTOCOLS.index(proto)
-    hop = nt.HW_LATENCY_US["nvlink" if nvlinks else "pci"]["ring"][p]
+    share = min(1.0, channels * peers / comm.num_channels)
+    hop_row = nt.HW_LATENCY_US["nvlink" if nvlinks else "pci"]["ring"]
     scale = cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph("ring"))].value
-    return "ring", proto, (nt.BASE_LATENCY_US["ring"][p] + hop) * 1e-6 * scale, wire / bw
+    options = {}
+    for proto in (("LL", "Simple") if protocol == "auto" else (protocol,)):
+        if proto not in ("LL", "Simple"):
+            raise GpucommError(f"protocol {protocol!r} for {collective}: NCCL's send/recv run LL or Simple; expected one "
+                               "of auto, LL, Simple")
+        p = nt.PROTOCOLS.index(proto)
+        bw = per_gpu_bw_bytes_per_s(fabric, n) * share * (cal.LL_BW_FRACTION.value if proto == "LL" else 1.0)
+        latency = (nt.BASE_LATENCY_US["ring"][p] + hop_row[p]) * 1e-6
+        options[proto] = {"p2p_latency": latency, "transport_latency": latency * (scale - 1), "p2p_transfer": wire / bw}
+    best = min(options, key=lambda k: (sum(options[k].values()), nt.PROTOCOLS.index(k)))
+    return "ring", best, options[best]
 
 
 def _hierarchical_cost(size: int, n: int, fabric: Fabric, protocol: str) -> tuple[str, str, float, float]:
@@ -568,81 +581,108 @@ def _nccl_plan(fabric: Fabric, n: int, nccl_version: tuple, collective: str) -> 
     return comm, table, candidates, ratios
 
 
-def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: str, protocol: str,
-               nccl_version: tuple) -> tuple:
-    """NCCL's choice and estimate, with the terms it leaves out or plans differently.
+def _nccl_terms(collective: str, size: int, n: int, fabric: Fabric, plan: tuple, algorithm: str,
+                protocol: str) -> tuple[dict, int, float]:
+    """The terms of one (algorithm, protocol) NCCL runs, each continuous in size (:mod:`gpucomm.model.cost_terms`),
+    without launch and host floor; with NCCL's channel count at this size and the continuous one.
 
-    Returns (algorithm, protocol, latency_s, transfer_s, nccl_time_s, channels, alternatives). NCCL chooses on its
-    own estimate. The latency is the tuner's times the fitted scale of the hops' transport
-    (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`). The transfer is the tuner's ``nBytes / bw``
-    (its protocol factors and caps kept) on the channels NCCL runs at this size
-    (:func:`~gpucomm.model.nccl_tuner.channels_and_threads`: few channels for small messages, where the tuner
-    assumed all), at the bandwidth the links deliver rather than the one NCCL plans with
-    (:func:`_delivered_bw_ratio`), plus, for Ring, the pipeline fill
-    (:data:`~gpucomm.model.hardware.calibration.PIPELINE_FILL_FRACTION` of one protocol step per hop)."""
-    comm, table, candidates, ratios = _nccl_plan(fabric, n, nccl_version, collective)
-    times = {k: nt.algo_time_s(comm, table, collective, k[0], k[1], size) for k in candidates} if n > 1 \
-        else nt.cost_table_s(comm, table, collective, size)
-    pick = {k: t for k, t in times.items() if (algorithm == "auto" or k[0] == algorithm)
-            and (protocol == "auto" or k[1] == protocol)}
-    if not pick:
-        on = ", ".join(sorted({a for a, _ in times})) or "none"
-        raise GpucommError(f"NCCL {'.'.join(map(str, nccl_version))} does not run {collective} with algorithm "
-                           f"{algorithm!r}, protocol {protocol!r} on {fabric.link.key!r} ({fabric.topology}, {n} GPUs): expected one of {on}")  # noqa: E501
-    alternatives = tuple(sorted(((a, p, t) for (a, p), t in times.items()), key=lambda x: x[2]))
-    # strict '<' in NCCL's index order: ties keep the first (topoGetAlgoInfo)
-    a, p = min(pick, key=lambda k: (pick[k], nt.ALGORITHMS.index(k[0]), nt.PROTOCOLS.index(k[1])))
-    if n == 1:
-        return a, p, 0.0, 0.0, 0.0, 1, alternatives
-    tuner_lat = table.latency_s[(collective, a, p)]
-    transfer = (pick[(a, p)] - tuner_lat) / ratios[a]
+    NCCL's latency and bandwidth terms (``tuning.cc``), then what the model adds: the fitted latency scale of the hops'
+    transport (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`); the bandwidth the links deliver
+    rather than the one NCCL plans with (:func:`_delivered_bw_ratio`, the one place the delivered-bandwidth
+    efficiency enters NCCL's estimate); for Ring and Tree the channels NCCL runs at this size, where the estimate
+    assumed all (:func:`~gpucomm.model.cost_terms.continuous_channels`); the pipeline fill of a ring
+    (:func:`~gpucomm.model.cost_terms.ring_fill_s`) or of NVLS (:func:`~gpucomm.model.cost_terms.nvls_fill_s`); and
+    for a ring's LL steps, the transfer that overlaps their latency (:data:`CUT_THROUGH_PROTOCOLS`)."""
+    comm, table, _, ratios = plan
+    a, p = algorithm, protocol
+    nccl_lat = ct.nccl_latency_s(comm, table, collective, a, p, size)
+    nccl_bw = ct.nccl_bandwidth_s(comm, table, collective, a, p, size)
+    scale = cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph(a))].value
+    delivered = nccl_bw / ratios[a]
     channels, _ = nt.channels_and_threads(comm, table, a, p, size)
+    ramp, fill, cont_channels = 0.0, 0.0, float(channels)
     if a in ("ring", "tree"):
-        transfer *= comm.num_channels / channels
+        cont_channels = ct.continuous_channels(comm, table, a, p, size)
+        ramp = delivered * (comm.num_channels / cont_channels - 1)
     if a == "ring":
         bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / comm.num_channels
-        step_bytes = PROTOCOL_STEP_DATA_BYTES[p]
-        if size / (channels * n) > step_bytes:
-            # a rank's share of a channel spans several steps: the first step crosses n-1 hops before the ring is
-            # full (below one step there is no pipeline, and the n-1 hops are already the bandwidth term)
-            transfer += cal.PIPELINE_FILL_FRACTION.value * (n - 1) * step_bytes / bw_per_channel
-    if a in ("nvls", "nvls_tree"):
-        chunk_bytes = cal.NVLS_CHUNK_BYTES.value
-        chunks = size / (channels * chunk_bytes)
-        if chunks > 1:
-            # as the ring's fill: the first chunks cross the switch and back before every stage is busy (never more
-            # chunks than the channel has after its first)
-            bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / channels
-            transfer += min(cal.NVLS_PIPELINE_FILL_CHUNKS.value, chunks - 1) * chunk_bytes / bw_per_channel
-    scale = cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph(a))].value
+        fill = ct.ring_fill_s(size, n, cont_channels, p, bw_per_channel)
+    elif a in ("nvls", "nvls_tree"):
+        bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / channels
+        fill = ct.nvls_fill_s(size, channels, bw_per_channel)
+    cut = 0.0
     if a == "ring" and p in CUT_THROUGH_PROTOCOLS:
         # each hop forwards a line as soon as its flag arrives: a step's data moves while its latency elapses, so
         # only the transfer beyond the steps' latency adds (NCCL's estimate adds both)
-        steps_latency = (tuner_lat - nt.BASE_LATENCY_US["ring"][nt.PROTOCOLS.index(p)] * 1e-6) * scale
-        transfer -= min(transfer, steps_latency)
-    return a, p, tuner_lat * scale, transfer, pick[(a, p)], channels, alternatives
+        steps_latency = (nccl_lat - nt.BASE_LATENCY_US["ring"][nt.PROTOCOLS.index(p)] * 1e-6) * scale
+        cut = -min(delivered + ramp + fill, steps_latency)
+    terms = {"nccl_latency": nccl_lat, "nccl_bandwidth": nccl_bw, "transport_latency": nccl_lat * (scale - 1),
+             "delivered_bandwidth": delivered - nccl_bw, "channel_ramp": ramp, "pipeline_fill": fill,
+             "cut_through": cut}
+    return terms, channels, cont_channels
 
 
 CUT_THROUGH_PROTOCOLS = ("LL",)
 """Protocols whose ring steps overlap their transfer with their latency (:func:`_nccl_cost`): LL flags every 8-byte
 word (``union ncclLLFifoLine``, ``src/include/device.h`` at NCCL v2.30.7-1), so the next GPU reads and forwards
 data as it lands; NCCL's estimate adds the steps' latency to the whole transfer. Chosen on the 8x H200 NCCL 2.30.7
-sweep (S16, in-sample below 1 MiB for this choice: +53-61 % without it). Against it: 4x V100 over PCIe in a CUDA graph
+sweep (S16, in-sample below 1 MiB for this choice: +26-58 % without it). Against it: 4x V100 over PCIe in a CUDA graph
 at 4 KiB (case C41) comes out 17 % fast with it. LL128 (a flag per 128-byte line, forwarded per warp) would overlap as
 well, but the A100 sweeps at 4-16 MiB, where NCCL runs it, are then too fast, so it is left additive; Simple waits for
 whole slices."""
 
 
-def _host_floor_s(gpus_per_thread: int, launch: str, channels: int, nccl_version: tuple) -> float:
-    """What one host thread spends launching a call on every GPU it drives: back-to-back calls are paced by the
-    slower of the thread and the GPUs (eager launch, more than one GPU per thread; a CUDA graph replays without it).
-    Releases before 2.13 add a work slot per channel (:data:`~gpucomm.model.hardware.calibration.HOST_LAUNCH_PER_CHANNEL_S`)."""
-    if launch != "eager" or gpus_per_thread <= 1:
-        return 0.0
-    per_gpu = cal.HOST_LAUNCH_PER_GPU_S.value
-    if nccl_version < cal.PER_CHANNEL_ENQUEUE_UNTIL:
-        per_gpu += channels * cal.HOST_LAUNCH_PER_CHANNEL_S.value
-    return gpus_per_thread * per_gpu
+LATENCY_TERMS = ("nccl_latency", "transport_latency", "alpha_beta_latency", "p2p_latency")
+"""The terms that make :attr:`CollectiveCost.latency_s` (size-independent, but for NCCL's ramped plateau factor)."""
+TRANSFER_TERMS = ("nccl_bandwidth", "delivered_bandwidth", "channel_ramp", "pipeline_fill", "cut_through",
+                  "alpha_beta_bandwidth", "p2p_transfer")
+"""The terms that make :attr:`CollectiveCost.transfer_s`."""
+
+
+def _with_launch(terms: dict, launch_s: float, floor_s: float) -> dict:
+    """``terms`` plus ``launch`` and ``host_floor`` (what the host thread adds above the rest: ``time = max(rest,
+    floor)``, continuous in size as both are)."""
+    out = dict(terms, launch=launch_s)
+    out["host_floor"] = max(0.0, floor_s - sum(out.values()))
+    return out
+
+
+def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: str, protocol: str,
+               nccl_version: tuple, launch: str, gpus_per_thread: int) -> tuple:
+    """The fastest (algorithm, protocol) NCCL enables (restricted by ``algorithm`` and ``protocol`` when named), its
+    terms, and NCCL's own pick.
+
+    NCCL picks the pair (and, for Ring and Tree, the channel count) minimising its own estimate; the model prices
+    every enabled pair as NCCL's estimate plus the terms (:func:`_nccl_terms`) and reports the fastest, a minimum of
+    curves that never fall as the size grows, so the time never does either. Returns (algorithm, protocol, terms,
+    NCCL's estimate of that pair in s, channels, alternatives, NCCL's own (algorithm, protocol), host floor in s)."""
+    plan = _nccl_plan(fabric, n, nccl_version, collective)
+    comm, table, candidates, _ = plan
+    times = {k: nt.algo_time_s(comm, table, collective, k[0], k[1], size) for k in candidates} if n > 1 \
+        else nt.cost_table_s(comm, table, collective, size)
+    pick = [k for k in times if (algorithm == "auto" or k[0] == algorithm) and (protocol == "auto" or k[1] == protocol)]
+    if not pick:
+        on = ", ".join(sorted({a for a, _ in times})) or "none"
+        raise GpucommError(f"NCCL {'.'.join(map(str, nccl_version))} does not run {collective} with algorithm "
+                           f"{algorithm!r}, protocol {protocol!r} on {fabric.link.key!r} ({fabric.topology}, {n} GPUs): expected one of {on}")  # noqa: E501
+    alternatives = tuple(sorted(((a, p, t) for (a, p), t in times.items()), key=lambda x: x[2]))
+
+    def nccl_order(k):  # strict '<' in NCCL's index order: ties keep the first (topoGetAlgoInfo)
+        return nt.ALGORITHMS.index(k[0]), nt.PROTOCOLS.index(k[1])
+
+    nccl_pick = min(pick, key=lambda k: (times[k], *nccl_order(k)))
+    launch_s = cal.LAUNCH_S[launch].value
+    if n == 1:
+        floor = ct.host_floor_s(gpus_per_thread, launch, 1, nccl_version)
+        return (*nccl_pick, _with_launch({}, launch_s, floor), 0.0, 1, alternatives, nccl_pick, floor)
+    priced = {}
+    for k in pick:
+        terms, channels, cont_channels = _nccl_terms(collective, size, n, fabric, plan, *k)
+        floor = ct.host_floor_s(gpus_per_thread, launch, cont_channels, nccl_version)
+        priced[k] = (_with_launch(terms, launch_s, floor), channels, floor)
+    best = min(priced, key=lambda k: (sum(priced[k][0].values()), *nccl_order(k)))
+    terms, channels, floor = priced[best]
+    return (*best, terms, times[best], channels, alternatives, nccl_pick, floor)
 
 
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: Fabric | str | Link,
@@ -712,15 +752,22 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     Examples
     --------
     Llama-3-70B TP=4 activation (64 MiB) on 4x A100 NVLink: 603 us measured with nccl-tests in Baobao
-    Algorithm Notes' article (:func:`gpucomm.model.measurements.llama70b_tp4_4xa100`).
+    Algorithm Notes' article (:func:`gpucomm.model.measurements.llama70b_tp4_4xa100`); the model is 15 % fast
+    there (a rank's share of a channel is 1.33 steps, so a third of the ring's pipeline fill,
+    :func:`gpucomm.model.cost_terms.ring_fill_s`). ``terms`` says where the time goes.
 
     >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, fabric="nvlink3")
     >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
-    (605, 'ring', 'Simple')
+    (511, 'ring', 'Simple')
+    >>> {name: round(s * 1e6, 1) for name, s in cost.terms if s}  # doctest: +NORMALIZE_WHITESPACE
+    {'nccl_latency': 28.8, 'nccl_bandwidth': 419.4, 'transport_latency': 1.7, 'delivered_bandwidth': 10.8,
+     'pipeline_fill': 46.8, 'launch': 3.5}
     """
     check_collective(collective)
     n = check_num_ranks(num_ranks, maximum=100_000)
     size = _check_msg_bytes(msg_bytes)
+    if algorithm in ("collnet_direct", "collnet_chain"):
+        raise GpucommError(f"algorithm {algorithm!r}: {COLLNET_REFUSAL} {', '.join(ALGORITHMS)}")
     if algorithm not in ALGORITHMS:
         raise GpucommError(f"unknown algorithm {algorithm!r}: expected one of {', '.join(ALGORITHMS)}")
     if protocol != "auto" and protocol not in PROTOCOLS:
@@ -734,6 +781,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     if n % fabric.num_nodes:
         raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
     _check_fits(fabric, n // fabric.num_nodes)
+    if gpus_per_thread > n // fabric.num_nodes:
+        raise GpucommError(f"gpus_per_thread {gpus_per_thread}: one host thread drives GPUs of its own node, and a node "
+                           f"has {n // fabric.num_nodes} of the {n} GPUs; expected 1 to {n // fabric.num_nodes}")
     if fabric.inter_socket is not None and fabric.topology == "pairs" and n // fabric.num_nodes <= 2:
         raise GpucommError(f"inter-socket link {fabric.inter_socket!r} with {n} GPUs of a bridged pair: their traffic stays "
                            "on the NVLink bridge; expected more than 2 GPUs per node, or no inter-socket link")
@@ -751,56 +801,53 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         accepted = "auto, ring or hierarchical" if collective == "all_reduce" else "auto or ring"
         raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected {accepted}")
 
-    note, nccl_time, channels, alternatives, launch_s = NOT_NCCL.get(algorithm, "alpha-beta"), None, None, (), 0.0
+    note, nccl_time, channels, alternatives, nccl_pick = NOT_NCCL.get(algorithm, "alpha-beta"), None, None, (), ("", "")
+    launch_s = cal.LAUNCH_S[launch].value
     if uses_nccl:
-        algo, proto, latency_s, transfer_s, nccl_time, channels, alternatives = _nccl_cost(
-            collective, size, n, fabric, algorithm, protocol, nccl_version)
-        launch_s = cal.LAUNCH_S[launch].value
-        note = (f"NCCL {'.'.join(map(str, nccl_version))} tuner's choice and estimate; fitted terms added: launch "
-                f"({launch}), latency scale of the transport, delivered link bandwidth, channel ramp, pipeline fill")
+        algo, proto, terms, nccl_time, channels, alternatives, nccl_pick, host_floor_s = _nccl_cost(
+            collective, size, n, fabric, algorithm, protocol, nccl_version, launch, gpus_per_thread)
+        note = (f"NCCL {'.'.join(map(str, nccl_version))} tuner's estimate of each pair it enables, plus fitted terms "
+                f"(launch ({launch}), latency scale of the transport, delivered link bandwidth, channel ramp, pipeline "
+                "fill); the fastest reported")
+        if (algo, proto) != nccl_pick:
+            note += f" (NCCL's own estimate picks {nccl_pick[0]}/{nccl_pick[1]})"
         if not fabric.p2p:
             note += "; bandwidth input: the host-staged calibration (NCCL's tuner has no host-staging model)"
         if multi_node:
             note += "; NIC rate x the network efficiency calibration"
-    elif multi_node:
-        options = []
-        if collective == "all_reduce" and algorithm in ("auto", "hierarchical"):
-            options.append(_hierarchical_cost(size, n, fabric, protocol))
-        if algorithm in ("auto", "ring"):
-            options.append(_ring_across_nodes_cost(collective, size, n, fabric, protocol))
-        algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
-    elif p2p_path:
-        algo, proto, latency_s, transfer_s = _p2p_cost(collective, size, n, fabric, protocol, nccl_version)
-        launch_s, note = cal.LAUNCH_S[launch].value, P2P_NOTE
     else:
-        if algorithm == "auto":
-            nvls_min = cal.NVLS_MIN_RANKS.get(fabric.link.key)
-            # all_to_all and send_recv are not in NCCL's tuner: the cheaper of ring and NVLS, as before
-            candidates = [a for a in ("ring", "nvls") if a in ALGORITHMS_FOR[collective]
-                          and (a != "nvls" or (fabric.nvls_capable and nvls_min is not None and n >= nvls_min.value))]
+        if p2p_path:
+            algo, proto, terms = _p2p_cost(collective, size, n, fabric, protocol, nccl_version)
+            note = P2P_NOTE
         else:
-            candidates = [algorithm]
-        options = [_single_node_cost(collective, size, n, fabric, a, protocol) for a in candidates]
-        algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
-    if not uses_nccl and not p2p_path and latency_s > 0:
-        # the alpha-beta latencies were fitted on eagerly launched calls: the eager launch is split out of them, so
-        # that a CUDA graph lowers these algorithms' time as it lowers NCCL's
-        eager_s = cal.LAUNCH_S["eager"].value
-        launch_s = cal.LAUNCH_S[launch].value
-        latency_s = max(latency_s - eager_s, 0.0)
-    time_s = latency_s + transfer_s + launch_s
-    if time_s <= 0:  # one rank, nothing to move: NCCL still launches a kernel
-        latency_s = time_s = cal.LL_BASE_LATENCY_S.value
-    host_floor_s = _host_floor_s(gpus_per_thread, launch, channels if uses_nccl else 0, nccl_version)
-    time_s = max(time_s, host_floor_s)
+            if multi_node:
+                options = []
+                if collective == "all_reduce" and algorithm in ("auto", "hierarchical"):
+                    options.append(_hierarchical_cost(size, n, fabric, protocol))
+                if algorithm in ("auto", "ring"):
+                    options.append(_ring_across_nodes_cost(collective, size, n, fabric, protocol))
+            else:
+                options = [_single_node_cost(collective, size, n, fabric, algorithm, protocol)]
+            algo, proto, latency_s, transfer_s = min(options, key=lambda o: o[2] + o[3])
+            # the alpha-beta latencies were fitted on eagerly launched calls: the eager launch is split out of them, so
+            # that a CUDA graph lowers these algorithms' time as it lowers NCCL's
+            latency_s = max(latency_s - cal.LAUNCH_S["eager"].value, 0.0)
+            terms = {"alpha_beta_latency": latency_s, "alpha_beta_bandwidth": transfer_s}
+        host_floor_s = ct.host_floor_s(gpus_per_thread, launch, 0, nccl_version)
+        terms = _with_launch(terms, launch_s, host_floor_s)
+    time_s = sum(terms.values())
+    latency_s = sum(terms.get(k, 0.0) for k in LATENCY_TERMS)
+    transfer_s = sum(terms.get(k, 0.0) for k in TRANSFER_TERMS)
     algbw = size / time_s
     factor = busbw_factor(collective, n)
     return CollectiveCost(
         collective=collective, algorithm=algo, protocol=proto, link=fabric.link.key, p2p=fabric.p2p, num_ranks=n,
         msg_bytes=size, time_s=time_s, latency_s=latency_s, transfer_s=transfer_s, bus_bytes=size * factor,
         algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * factor, num_nodes=fabric.num_nodes,
-        launch_s=launch_s, launch=launch, host_floor_s=host_floor_s, nccl_version=".".join(map(str, nccl_version)) if uses_nccl else "",
-        nccl_time_s=nccl_time, num_channels=channels, alternatives=alternatives, note=note,
+        launch_s=launch_s, launch=launch, host_floor_s=host_floor_s,
+        nccl_version=".".join(map(str, nccl_version)) if uses_nccl else "", nccl_time_s=nccl_time,
+        num_channels=channels, alternatives=alternatives, note=note, terms=tuple(terms.items()),
+        nccl_algorithm=nccl_pick[0], nccl_protocol=nccl_pick[1],
     )
 
 

@@ -22,6 +22,7 @@ receives is split over channels and given a protocol by fixed rules, which this 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 P2P_LL_THRESHOLD_BYTES = 16384
@@ -96,10 +97,49 @@ def p2p_plan(peer_bytes: float, *, num_ranks: int, comm_channels: int, nvlinks: 
     if peer_bytes <= 0:
         channels = 1
     else:
-        channels = min(channels_min, -(-int(peer_bytes) // min_part))
+        channels = min(channels_min, max(1, math.ceil(peer_bytes / min_part)))
         part = max(min_part, peer_bytes / channels)
         while part > max_part and channels <= per_peer // 2:
             channels *= 2
             part = peer_bytes / channels
     protocol = "LL" if peer_bytes <= channels * P2P_LL_THRESHOLD_BYTES else "Simple"
     return P2pPlan(channels, protocol, p2p_channels)
+
+
+def p2p_channels(peer_bytes: float, *, num_ranks: int, comm_channels: int, nvlinks: int | None) -> float:
+    """Channels of one send (or receive) of ``peer_bytes``, as :func:`p2p_plan` counts them but continuous in size.
+
+    NCCL starts from one channel per ``P2P_CHUNKSIZE / 8`` bytes up to ``nChannelsMin`` and doubles the count while a
+    channel's part exceeds 32 chunks (:func:`p2p_plan`): a power of two, so at each doubling a channel's part halves
+    and the time with it. This returns the count before rounding: ``peer_bytes / (chunk / 8)`` up to ``nChannelsMin``,
+    then ``peer_bytes / (32 chunks)`` up to the per-peer count; it equals NCCL's count at the sizes where NCCL's
+    changes, and a channel's part never falls as the size grows.
+
+    Parameters
+    ----------
+    peer_bytes : float
+        Bytes of this operation, >= 0.
+    num_ranks, comm_channels, nvlinks
+        As :func:`p2p_plan`.
+
+    Returns
+    -------
+    float
+        Channels, >= 1.
+
+    Examples
+    --------
+    >>> p2p_channels(4 * 2**20, num_ranks=8, comm_channels=32, nvlinks=18)
+    4.0
+    >>> p2p_channels(96 * 2**20, num_ranks=8, comm_channels=32, nvlinks=18)
+    6.0
+    """
+    p2p_channels_ = _pow2_up(min(comm_channels, MAX_CHANNELS))
+    per_peer = min(p2p_channels_, _pow2_up(2 * max(1, nvlinks) if nvlinks else 2))
+    channels_min = per_peer
+    while channels_min * num_ranks > p2p_channels_ and channels_min > 1:
+        channels_min //= 2
+    step = P2P_CHUNK_BYTES["nvlink" if nvlinks else "pci"]
+    min_part, max_part = step // 8, step * 32
+    start = min(float(channels_min), max(1.0, peer_bytes / min_part))
+    return max(start, min(float(per_peer), peer_bytes / max_part))

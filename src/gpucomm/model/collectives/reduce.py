@@ -20,7 +20,7 @@ COLLECTIVE = Collective(
     algorithms=(
         Algorithm("ring", "pipelined chain to the root", lambda n: n - 1,
                   lambda s, n: 1.0 * s, "pipelined chain, as NCCL's ring reduce"),
-        Algorithm("tree", "pipelined binary tree to the root", ceil_log2,
+        Algorithm("binary_tree", "pipelined binary tree (alpha-beta, not NCCL's Tree) to the root", ceil_log2,
                   lambda s, n: 1.0 * s, "Sanders, Speck, Traeff, Parallel Computing 35 (2009)"),
     ),
 )

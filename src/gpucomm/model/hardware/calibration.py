@@ -114,31 +114,12 @@ NVLS_EFFICIENCY = Parameter(
     "release: this value x 0.74 / 0.85 (not fitted; checked out of sample on an 8x B200 sweep of NCCL 2.27.7, S17, "
     "whose tuner had no such table).")
 
-NVLS_LATENCY_S = Parameter(
-    "nvls_latency_s", 93e-6, "s",
-    "https://github.com/stas00/ml-engineering/blob/c53741b8b7dcc17b152757f104398c6dd6f231b3/network/benchmarks/results/all-reduce-8xH200.md",
-    "Median of t - S (1 + 1/8) / B_nvls over 2 MiB..1 GiB of the 8x H200 sweep, where NCCL ran NVLS (case C13). "
-    "NCCL's tuner assumes 25 us NVLS hardware latency on NVLink (src/graph/tuning.cc).")
-
 NET_EFFICIENCY = Parameter(
     "net_efficiency", 0.9, "fraction of nominal per-direction NIC bandwidth",
     "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
     "2 nodes x 8 H100 (GCP A3-Mega, 8 x 200 Gb/s NICs per node): all_reduce algbw 180.7 GB/s at 8 GiB against the "
     "hierarchical bound of 8 NICs x 25 GB/s = 200 GB/s: 0.90 (case C08). Fitted on that one case, so C08 is in-sample.")
 
-
-NVLS_MIN_RANKS = {
-    "nvlink4": Parameter(
-        "nvls_min_ranks_nvlink4", 5, "GPUs",
-        "https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/network/README.md",
-        "NCCL picks NVLS on H100/H200 only from 5 GPUs; at 4 GPUs it runs Ring (363.3 GB/s both ways) (case C14; NCCL "
-        "issue #1455, case C11: NVLS same as ring for 2-4 GPUs)."),
-    "nvlink5": Parameter(
-        "nvls_min_ranks_nvlink5", 6, "GPUs",
-        "https://github.com/stas00/ml-engineering/blob/744d01e18b79512572f64a6bbd8b5f4a725203a7/network/README.md",
-        "On B200 NCCL switches to NVLS only from 6 GPUs (case C14)."),
-}
-"""Smallest GPU count for which NCCL's tuner chooses NVLS (``algorithm="auto"``)."""
 
 NET_STEP_LATENCY_S = Parameter(
     "net_step_latency_s", 14.8e-6, "s per step between nodes",
@@ -218,12 +199,15 @@ torch.distributed sweeps, the multi-node sweeps) check."""
 PIPELINE_FILL_FRACTION = Parameter(
     "pipeline_fill_fraction", 0.58, "fraction of one protocol step per ring hop",
     "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/include/device.h",
-    "A fit. Ring pipeline fill, outside NCCL's tuner: when a rank's share of a channel spans more than one step of "
-    "the protocol's buffer (Simple: 4 MiB / NCCL_STEPS 8 = 512 KiB), the first step crosses n-1 hops before every "
-    "GPU of the ring is busy. 0.58 of a step makes the Llama-3-70B article's 64 MiB all_reduce on 4x A100 NVLink "
-    "603 us (measurements.llama70b_tp4_4xa100, in-sample; its PCIe twin is case C39) with the NVLink 3 latency scale "
-    "fitted on one-thread-per-GPU times; checked on every sweep's sizes from 64 MiB (out of sample). A full step "
-    "per hop overshoots the Azure A100 sweep from 64 MiB.")
+    "A fit, on one point. Ring pipeline fill, outside NCCL's tuner (cost_terms.ring_fill_s): while a rank's share of "
+    "a channel fits in one step of the protocol's buffer (Simple: 4 MiB / NCCL_STEPS 8 = 512 KiB) there is no "
+    "pipeline and the n-1 hops are the bandwidth term; beyond one step, the part of the share past the first step "
+    "waits for the first step to cross the n-1 hops, up to one whole step from two steps on: this fraction of that "
+    "part's time per hop at the channel's bandwidth. Fitted when the fill was a step (all of a step per hop as soon "
+    "as a share exceeded one step) so that the Llama-3-70B article's 64 MiB all_reduce on 4x A100 NVLink took 603 us "
+    "(measurements.llama70b_tp4_4xa100); the fill is now continuous in size and that point, a share of 1.33 steps, "
+    "gets a third of it: the model gives 511 us there, 15 % fast. Not refitted: one point cannot fit it "
+    "(the joint calibration is to come). Checked on every sweep's sizes from 64 MiB (out of sample).")
 
 NVLS_CHUNK_BYTES = Parameter(
     "nvls_chunk_bytes", 128 * 1024, "bytes",
@@ -328,11 +312,11 @@ def all_parameters() -> list[Parameter]:
     -------
     list of Parameter
         Each module-level :class:`Parameter` once, the per-link dicts' entries included
-        (:data:`RING_EFFICIENCY`, :data:`NVLS_MIN_RANKS`, :data:`TUNER_LATENCY_SCALE`, :data:`LAUNCH_S`), and
+        (:data:`RING_EFFICIENCY`, :data:`TUNER_LATENCY_SCALE`, :data:`LAUNCH_S`), and
         :data:`HOST_LAUNCH_PER_GPU_S` and :data:`HOST_LAUNCH_PER_CHANNEL_S`.
     """
     return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
             LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
-            NVLS_EFFICIENCY, NVLS_LATENCY_S, *NVLS_MIN_RANKS.values(), NET_EFFICIENCY, NET_STEP_LATENCY_S,
+            NVLS_EFFICIENCY, NET_EFFICIENCY, NET_STEP_LATENCY_S,
             *TUNER_LATENCY_SCALE.values(), PIPELINE_FILL_FRACTION, NVLS_CHUNK_BYTES, NVLS_PIPELINE_FILL_CHUNKS,
             *LAUNCH_S.values(), HOST_LAUNCH_PER_GPU_S, HOST_LAUNCH_PER_CHANNEL_S]

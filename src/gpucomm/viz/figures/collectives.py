@@ -33,7 +33,7 @@ def _size_axis_ticks(sizes: list[int], every: int = 4) -> tuple[list[int], list[
     return ticks, [format_size(t) for t in ticks]
 
 
-SHOWN_ALGORITHMS = ("ring", "tree", "rhd", "one_shot", "two_shot", "nvls")
+SHOWN_ALGORITHMS = ("ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "binary_tree")
 """Algorithms drawn by :func:`algorithms_figure` (every single-node algorithm of :mod:`gpucomm.model.cost`)."""
 
 
