@@ -57,8 +57,10 @@ def register(subparsers) -> None:
                            "2.23, LL128 per architecture")
     add_connection_arguments(cost)
     cost.add_argument("--pcie-link", default=None, help="with --topology pairs: the PCIe link between pairs (default pcie4)")
-    cost.add_argument("--gpus-per-uplink", type=int_arg("GPUs per uplink", 1), default=1,
-                      help="with --no-p2p: GPUs sharing one PCIe uplink to the host (2 in a DGX A100)")
+    cost.add_argument("--gpus-per-uplink", type=int_arg("GPUs per uplink", 1), default=None,
+                      help="with --no-p2p: GPUs sharing one PCIe uplink to the host (2 in a DGX A100; default 1)")
+    # None tells a flag the user gave from one left at its default: with --system each is honoured or refused
+    cost.set_defaults(topology=None)
     cost.add_argument("--nodes", type=int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
     cost.add_argument("--network", default=None, help="scale-out link between nodes, e.g. ib_ndr or eth_400g (needs --nodes > 1)")
     cost.add_argument("--nics-per-node", type=int_arg("NICs per node", 1), default=None, help="default: one per GPU")
@@ -74,23 +76,10 @@ def run(args: argparse.Namespace) -> int:
     GpucommError
         Unknown collective, link or algorithm, or a flag that does not apply (printed by ``gpucomm``'s main).
     """
-    args.mesh_size = mesh_size(args)
-    if args.pcie_link is not None and args.topology != "pairs":
-        raise GpucommError(f"--pcie-link {args.pcie_link} only applies to bridged pairs: expected --topology pairs")
     if (args.link is None) == (args.system is None):
         raise GpucommError("expected one of --link (what-if) or --system (a catalog system)")
-    if args.system is not None:
-        if args.gpu is not None:
-            raise GpucommError(f"--gpu with --system {args.system}: the system names its GPU; drop --gpu")
-        fabric = system_fabric(args.system, num_nodes=args.nodes, network=args.network, num_ranks=args.gpus)
-        if args.nics_per_node is not None:
-            fabric = fabric.replace(nics_per_node=args.nics_per_node)
-        args.link, args.no_p2p = fabric.link.key, not fabric.p2p
-    else:
-        fabric = make_fabric(args.link, p2p=not args.no_p2p, topology=args.topology, mesh_size=args.mesh_size,
-                             num_nodes=args.nodes, network=args.network, nics_per_node=args.nics_per_node,
-                             gpus_per_uplink=args.gpus_per_uplink, pcie_link=args.pcie_link or "pcie4",
-                             inter_socket=args.inter_socket, gpu=args.gpu)
+    fabric = _system_fabric(args) if args.system is not None else _what_if_fabric(args)
+    args.link, args.no_p2p = fabric.link.key, not fabric.p2p
     cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, fabric=fabric, protocol=args.protocol,
                            algorithm=args.algo, launch=args.launch, nccl_version=args.nccl_version,
                            gpus_per_thread=args.gpus_per_thread)
@@ -122,11 +111,71 @@ def run(args: argparse.Namespace) -> int:
         rows += [("NCCL's own estimate", format_time(cost.nccl_time_s)), ("channels", str(cost.num_channels))]
     rows.append(("path", fabric.route(args.gpus)))
     rows.append(("where it comes from", cost.note))
+    if cost.nccl_algorithm and (cost.nccl_algorithm, cost.nccl_protocol) != (cost.algorithm, cost.protocol):
+        rows.append(("NCCL's own pick", f"{cost.nccl_algorithm}/{cost.nccl_protocol} (its estimate; the model's terms "
+                                        f"make {cost.algorithm}/{cost.protocol} faster)"))
     print_table(f"{args.collective} of {format_size(cost.msg_bytes)} on {where}", ("quantity", "value"), rows,
                 right_aligned=("value",))
+    print_table("why this number: the terms of the time (they sum to it)", ("term", "time", "what it is"),
+                [(name, format_time(t) if t >= 0 else "-" + format_time(-t), TERM_MEANINGS.get(name, ""))
+                 for name, t in cost.terms if t], right_aligned=("time",))
     if cost.alternatives:
         print_table(f"what NCCL {cost.nccl_version} considers at this size (its own estimates; * = its pick)",
                     ("algorithm", "protocol", "NCCL's estimate", ""),
                     [(a, p, format_time(t), "*" if (a, p) == (cost.algorithm, cost.protocol) else "")
                      for a, p, t in cost.alternatives], right_aligned=("NCCL's estimate",))
     return 0
+
+
+TERM_MEANINGS = {
+    "nccl_latency": "NCCL's tuner latency (tuning.cc)",
+    "nccl_bandwidth": "NCCL's tuner bytes / bandwidth (tuning.cc)",
+    "transport_latency": "fitted latency scale of the hops' transport, beyond NCCL's",
+    "delivered_bandwidth": "links deliver nominal x measured efficiency, not NCCL's planned rate",
+    "channel_ramp": "fewer channels for a small message than NCCL's estimate assumes",
+    "pipeline_fill": "the first chunks cross the hops before every GPU is busy",
+    "cut_through": "LL moves a ring step's data while its latency elapses",
+    "alpha_beta_latency": "alpha: fitted latency of this algorithm (not NCCL's)",
+    "alpha_beta_bandwidth": "beta: bytes on the busiest link / delivered bandwidth",
+    "p2p_latency": "NCCL's Ring row for one step (point-to-point)",
+    "p2p_transfer": "bytes / the link share of the channels NCCL gives the sends",
+    "launch": "host launch of one call",
+    "host_floor": "one host thread launching on several GPUs, above the GPUs' time",
+}
+"""One line per term of :attr:`gpucomm.model.cost.CollectiveCost.terms` for the text output."""
+
+
+def _what_if_fabric(args: argparse.Namespace):
+    """The fabric of ``--link`` and the connection flags (a what-if)."""
+    topology = args.topology or "switch"
+    args.topology = topology
+    args.mesh_size = mesh_size(args)
+    if args.pcie_link is not None and topology != "pairs":
+        raise GpucommError(f"--pcie-link {args.pcie_link} only applies to bridged pairs: expected --topology pairs")
+    return make_fabric(args.link, p2p=not args.no_p2p, topology=topology, mesh_size=args.mesh_size,
+                       num_nodes=args.nodes, network=args.network, nics_per_node=args.nics_per_node,
+                       gpus_per_uplink=args.gpus_per_uplink or 1, pcie_link=args.pcie_link or "pcie4",
+                       inter_socket=args.inter_socket, gpu=args.gpu)
+
+
+def _system_fabric(args: argparse.Namespace):
+    """The fabric of ``--system``, with the connection flags applied to it or refused: ``--no-p2p`` stages the
+    system's traffic through host memory over its GPUs' PCIe (as ``NCCL_P2P_DISABLE=1`` does on an NVLink system),
+    ``--gpus-per-uplink`` and ``--inter-socket`` describe that host path; ``--topology``, ``--mesh-size`` and
+    ``--pcie-link`` are the system's own wiring, so they are refused."""
+    for flag, value in (("--gpu", args.gpu), ("--topology", args.topology), ("--mesh-size", args.mesh_size),
+                        ("--pcie-link", args.pcie_link)):
+        if value is not None:
+            raise GpucommError(f"{flag} {value} with --system {args.system}: the system's catalog entry fixes its GPU "
+                               f"and wiring; drop {flag}, or describe a what-if with --link")
+    fabric = system_fabric(args.system, num_nodes=args.nodes, network=args.network, num_ranks=args.gpus)
+    if args.nics_per_node is not None:
+        fabric = fabric.replace(nics_per_node=args.nics_per_node)
+    changes = {}
+    if args.no_p2p:
+        fabric = fabric.without_p2p()  # staged through host memory over each GPU's PCIe link (NCCL's SHM transport)
+    if args.gpus_per_uplink is not None:
+        changes["gpus_per_uplink"] = args.gpus_per_uplink
+    if args.inter_socket is not None:
+        changes["inter_socket"] = args.inter_socket
+    return fabric.replace(**changes) if changes else fabric

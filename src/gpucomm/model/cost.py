@@ -524,6 +524,10 @@ def _check_fits(fabric: Fabric, per_node: int) -> None:
     if fabric.gpus_per_node is not None and per_node > fabric.gpus_per_node:
         raise GpucommError(f"{per_node} GPUs per node do not fit {fabric.label} ({fabric.gpus_per_node} GPUs per node): "
                            f"expected at most {fabric.gpus_per_node} GPUs per node (use more nodes)")
+    most = fabric.max_gpus_per_node
+    if most is not None and per_node > most:
+        raise GpucommError(f"{per_node} GPUs in one NVLink {fabric.nvlink_generation} switch domain: the largest holds {most} "
+                           "(fabric.NVLINK_DOMAIN_MAX_GPUS); expected at most that many GPUs per node (use more nodes)")
     if fabric.gpu is not None and per_node > 2 and fabric.topology != "pairs" and fabric.link.kind == "nvlink":
         if get_gpu(fabric.gpu).nvlink_bridge:
             raise GpucommError(f"{per_node} GPUs of {fabric.gpu!r} over {fabric.link.key!r}: its NVLink bridge joins GPUs two "

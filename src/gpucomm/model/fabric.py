@@ -29,10 +29,22 @@ from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link, get_lin
 from gpucomm.model.hardware.gpus import bridged_gpus, gpu_nvlink_link
 from gpucomm.model.hardware.nvswitch import System
 
-__all__ = ["TOPOLOGIES", "Fabric", "make_fabric", "system_fabric", "as_fabric"]
+__all__ = ["TOPOLOGIES", "NVLINK_DOMAIN_MAX_GPUS", "Fabric", "make_fabric", "system_fabric", "as_fabric"]
 
 TOPOLOGIES = ("switch", "mesh", "pairs")
 """How the GPUs of a node are wired (see :class:`Fabric`)."""
+
+HOST_PCIE_GEN_BY_NVLINK = {2: 3, 3: 4}
+"""Host PCIe generation of the SXM boards whose GPU entry gives none: V100 SXM2 boards (DGX-1, DGX-2) PCIe 3.0; A100
+SXM4 boards (DGX/HGX A100) PCIe 4.0 switches, DGX A100 user guide (https://docs.nvidia.com/dgx/dgxa100-user-guide/ [U]),
+as case C05 (DGX A100 with P2P off) measured."""
+
+NVLINK_DOMAIN_MAX_GPUS = {1: 8, 2: 16, 3: 16, 4: 256, 5: 576}
+"""Most GPUs one NVLink switch domain of each NVLink generation holds, for a what-if ``switch`` fabric without a
+system: NVLink 1 had no NVSwitch (DGX-1: 8 GPUs in a hybrid cube-mesh); NVLink 2 and 3 (first- and second-generation
+NVSwitch) join 16 GPUs (DGX-2; HGX A100 16-GPU, NVIDIA Technical Blog "NVIDIA Ampere Architecture In-Depth", May 2020
+[U]); NVLink 4 with the NVLink Switch System up to 256 H100 GPUs, NVLink 5 up to 576 GPUs in one NVLink domain
+(GB200 NVL576; NVIDIA, "NVLink and NVLink Switch", https://www.nvidia.com/en-us/data-center/nvlink/ [U])."""
 
 
 @dataclass(frozen=True)
@@ -114,9 +126,52 @@ class Fabric:
         """
         if self.link.kind != "nvlink" or self.topology != "switch" or not self.p2p:
             return False
+        return (self.nvlink_generation or 0) >= 4
+
+    def without_p2p(self) -> Fabric:
+        """The same GPUs with P2P off (``NCCL_P2P_DISABLE=1``): every transfer staged through host memory over each GPU's
+        PCIe link (NCCL's SHM transport), NVLink unused.
+
+        Returns
+        -------
+        Fabric
+            ``self`` on the GPU's host PCIe generation (:data:`HOST_PCIE_GEN_BY_NVLINK` where the GPU's entry has none),
+            ``p2p=False``, topology ``switch``; unchanged if P2P is already off.
+
+        Raises
+        ------
+        GpucommError
+            Where neither the GPU nor its NVLink generation gives the host PCIe generation.
+        """
+        if not self.p2p:
+            return self
+        gpu = get_gpu(self.gpu) if self.gpu else None
+        gen = (gpu.pcie_gen if gpu else None) or HOST_PCIE_GEN_BY_NVLINK.get(self.nvlink_generation or 0)
+        if self.link.kind == "pcie":
+            gen = int(self.link.key.removeprefix("pcie"))
+        if not gen:
+            raise GpucommError(f"P2P off on {self.label}: the host PCIe generation of {self.gpu or self.link.key} is not in "
+                               "the catalog, so the staged path is unknown; expected a GPU with a PCIe generation")
+        return self.replace(link=f"pcie{gen}", p2p=False, topology="switch")
+
+    @property
+    def max_gpus_per_node(self) -> int | None:
+        """GPUs one node (NVLink domain) can hold: :attr:`gpus_per_node`, else for an NVLink ``switch`` the
+        generation's largest switch domain (:data:`NVLINK_DOMAIN_MAX_GPUS`), else None (not limited)."""
+        if self.gpus_per_node is not None:
+            return self.gpus_per_node
+        if self.link.kind != "nvlink" or self.topology != "switch":
+            return None
+        gen = self.nvlink_generation
+        return NVLINK_DOMAIN_MAX_GPUS.get(gen) if gen else None
+
+    @property
+    def nvlink_generation(self) -> int | None:
+        """The NVLink generation of the link (``nvlink4`` -> 4; a GPU's own NVLink: the GPU's), None for PCIe."""
+        if self.link.kind != "nvlink":
+            return None
         key = self.link.key
-        gen = int(key[6:]) if _is_generic_nvlink(key) else (get_gpu(self.gpu).nvlink_gen if self.gpu else None)
-        return (gen or 0) >= 4
+        return int(key[6:]) if _is_generic_nvlink(key) else (get_gpu(self.gpu).nvlink_gen if self.gpu else None)
 
     def route(self, num_ranks: int) -> str:
         """What a collective over ``num_ranks`` GPUs of this fabric crosses, in words (for ``gpucomm cost``).
