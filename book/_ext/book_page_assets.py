@@ -40,6 +40,7 @@ Narrow screens
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -182,6 +183,9 @@ def drop_fontawesome_js(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the configuration values and the event handlers."""
+    # Kernels that myst-nb starts from here on inherit this: figures render as text/html only
+    # (gpucomm.viz.figures.render.default_renderer), the one mimetype the page shows.
+    os.environ["GPUCOMM_BOOK_BUILD"] = "1"
     # Path under _static of the plotly.js to load on pages with figures; empty: never add it.
     app.add_config_value("book_plotly_js", "", "html", types=[str])
     app.add_config_value("book_drop_fontawesome_js", False, "html", types=[bool])

@@ -12,9 +12,14 @@ The ``gpucomm_book`` renderer registered here emits only the figure's ``div`` an
 the ``Plotly.newPlot`` call. plotly.js itself is loaded once, by each page that
 draws a figure, by the book (``book/_ext/book_page_assets.py``, configured in
 ``_config.yml``: a local copy of plotly.js's partial "cartesian" bundle, at the
-version the installed plotly package bundles). The default renderer becomes
-``"plotly_mimetype+gpucomm_book"``: JupyterLab keeps rendering the mimetype
-natively, while myst-nb picks the ``text/html`` part.
+version the installed plotly package bundles).
+
+Each figure is stored once, in one mimetype chosen by where the kernel runs: in a book
+build (the book's extension sets ``GPUCOMM_BOOK_BUILD=1`` before myst-nb starts any
+kernel) the default renderer is ``gpucomm_book`` (``text/html``, which myst-nb shows);
+everywhere else (JupyterLab, nbval, ``scripts/execute_notebooks.py``) it is plotly's
+``plotly_mimetype``, which JupyterLab draws natively. So a committed notebook holds each
+figure as plotly's JSON only, not twice.
 
 Pages call::
 
@@ -28,17 +33,30 @@ until a page asks for it.
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 
 import plotly.io as pio
 from plotly.io.base_renderers import MimetypeRenderer
 
-__all__ = ["BOOK_RENDERER", "BookHtmlRenderer", "book_div_id", "use_book_renderer"]
+__all__ = ["BOOK_BUILD_ENV", "BOOK_RENDERER", "BookHtmlRenderer", "book_div_id", "default_renderer", "use_book_renderer"]
 
 #: Name under which the renderer is registered in ``plotly.io.renderers``.
 BOOK_RENDERER = "gpucomm_book"
-#: Value given to ``plotly.io.renderers.default`` by :func:`use_book_renderer`.
-BOOK_DEFAULT = "plotly_mimetype+" + BOOK_RENDERER
+#: Environment variable the book's Sphinx extension sets (to ``"1"``) in a book build.
+BOOK_BUILD_ENV = "GPUCOMM_BOOK_BUILD"
+
+
+def default_renderer() -> str:
+    """The value :func:`use_book_renderer` gives ``plotly.io.renderers.default``: one mimetype per figure.
+
+    Returns
+    -------
+    str
+        :data:`BOOK_RENDERER` in a book build (``GPUCOMM_BOOK_BUILD=1``), else ``"plotly_mimetype"``.
+    """
+    return BOOK_RENDERER if os.environ.get(BOOK_BUILD_ENV) == "1" else "plotly_mimetype"
+
 
 # Height of a figure whose layout does not set one. The same 525 px plotly's own
 # notebook renderer uses: a "100%" height collapses to nothing inside a page
@@ -136,11 +154,11 @@ class BookHtmlRenderer(MimetypeRenderer):
 def use_book_renderer(config: dict[str, Any] | None = None) -> None:
     """Register the ``gpucomm_book`` plotly renderer and make it part of the default.
 
-    After this call, displaying a figure produces both the plotly mimetype
-    (rendered natively by JupyterLab) and a small ``text/html`` block (rendered by
-    Jupyter Book's myst-nb, which ignores the mimetype). Calling it again is
-    harmless: the renderer is registered once and the default is set to the same
-    value.
+    After this call, displaying a figure produces one output: in a book build a small
+    ``text/html`` block (rendered by Jupyter Book's myst-nb, which ignores plotly's
+    mimetype), elsewhere plotly's mimetype (rendered natively by JupyterLab); see
+    :func:`default_renderer`. Calling it again is harmless: the renderer is registered
+    once and the default is set to the same value.
 
     Parameters
     ----------
@@ -165,8 +183,8 @@ def use_book_renderer(config: dict[str, Any] | None = None) -> None:
     >>> import plotly.io as pio
     >>> use_book_renderer()
     >>> use_book_renderer()  # idempotent
-    >>> pio.renderers.default
-    'plotly_mimetype+gpucomm_book'
+    >>> pio.renderers.default == default_renderer() in ("gpucomm_book", "plotly_mimetype")
+    True
     >>> import plotly.graph_objects as go
     >>> html = pio.renderers[BOOK_RENDERER].to_mimebundle(go.Figure(go.Bar(y=[1, 2])).to_dict())["text/html"]
     >>> '<div id="fig-' in html and "plotly.js v" not in html
@@ -177,5 +195,5 @@ def use_book_renderer(config: dict[str, Any] | None = None) -> None:
         pio.renderers[BOOK_RENDERER] = BookHtmlRenderer(config)
     elif config is not None:
         existing.config = dict(config)
-    if pio.renderers.default != BOOK_DEFAULT:
-        pio.renderers.default = BOOK_DEFAULT
+    if pio.renderers.default != default_renderer():
+        pio.renderers.default = default_renderer()
