@@ -196,6 +196,16 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
     if lacking:
         notes.append(f"{len(lacking)} size(s) without an {primary.replace('_', '-')} time (first {lacking[0]} B) "
                      "hold the other placement at their top level; gpucomm fit leaves them out")
+    meta = _results_meta(log, records, primary=primary, present=present, notes=notes, input_name=input_name)
+    return meta, records
+
+
+def _results_meta(log: ParsedLog, records: list[dict], *, primary: str, present: list[str], notes: list[str],
+                  input_name: str | None) -> dict:
+    """The ``"record": "meta"`` object of :func:`log_to_results`: gpucomm bench's fields, as the log gives them."""
+    m = log.metadata
+    collective, n = m.get("collective"), m.get("num_ranks")
+    timed = [r for r in log.records if r.time_us is not None and r.time_us > 0]
     factor = busbw_factor(collective, n) if collective in COLLECTIVES and n else None
     dtypes = sorted({record_dtype(r.type) for r in timed})
     ops = sorted({r.redop for r in timed if r.redop})
@@ -252,7 +262,7 @@ def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | N
         "env": dict(m.get("env") or {}),
         "argv": [],
     }
-    return meta, records
+    return meta
 
 
 def _source(meta: dict, key: str) -> str:
