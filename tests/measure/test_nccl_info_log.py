@@ -17,72 +17,73 @@ from gpucomm.measure.logs.nccl_info import (
 )
 
 # What each bundled log holds (see src/gpucomm/model/data/nccl_info_logs/README.md for the situations):
-# versions, ranks, nodes, hosts in the prefixes, transports (connection lines per label), collective and NVLS
+# versions, ranks (and whether NCCL printed the total, else a lower bound), nodes, hosts in the prefixes,
+# transports (connection lines per label), collective and NVLS
 # channels, rings and trees printed, NCCL_* variables, networks, WARN lines, tuning choices (function, algorithm,
 # protocol, smallest and largest size, calls), and the findings (code, severity, lines).
 EXPECTED = {
     "aws_ofi_nccl_715": dict(
-        versions=[], ranks=None, nodes=None, hosts=1, transports={"P2P/CUMEM": 4}, channels=None, nvls=None, rings=0,
+        versions=[], ranks=(8, False), nodes=None, hosts=1, transports={"P2P/CUMEM": 4}, channels=None, nvls=None, rings=0,
         trees=0, env={}, networks=[], warns=2, tuning=[], findings=[("warn_address_family", "error", (8, 11))]),
     "nccl_1358": dict(
-        versions=[], ranks=None, nodes=None, hosts=1, transports={}, channels=None, nvls=None, rings=0, trees=0, env={},
+        versions=[], ranks=(None, False), nodes=None, hosts=1, transports={}, channels=None, nvls=None, rings=0, trees=0, env={},
         networks=[], warns=0, tuning=[], findings=[("cross_socket", "warning", (14, 15, 17))]),
     "nccl_1412": dict(
-        versions=[], ranks=16, nodes=None, hosts=1, transports={"NET/IB": 4, "P2P/direct": 10}, channels=None,
+        versions=[], ranks=(16, True), nodes=None, hosts=1, transports={"NET/IB": 4, "P2P/direct": 10}, channels=None,
         nvls=None, rings=0, trees=0, env={}, networks=[], warns=0, tuning=[],
         findings=[("no_gdrdma", "warning", (18, 19, 21, 22))]),
     "nccl_1453": dict(
-        versions=[], ranks=None, nodes=None, hosts=1, transports={"NET/IB/GDRDMA": 2, "P2P/CUMEM": 10}, channels=None,
+        versions=[], ranks=(16, False), nodes=None, hosts=1, transports={"NET/IB/GDRDMA": 2, "P2P/CUMEM": 10}, channels=None,
         nvls=None, rings=0, trees=0, env={"NCCL_IB_QPS_PER_CONNECTION": "2", "NCCL_IB_GID_INDEX": "3"}, networks=[],
         warns=0, tuning=[], findings=[]),
     "nccl_1595": dict(
-        versions=[], ranks=None, nodes=None, hosts=0, transports={}, channels=None, nvls=None, rings=0, trees=0, env={},
+        versions=[], ranks=(None, False), nodes=None, hosts=0, transports={}, channels=None, nvls=None, rings=0, trees=0, env={},
         networks=[], warns=0, tuning=[(None, "Ring", "Simple", 805306368, 805306368, 6)], findings=[]),
     "nccl_1814": dict(
-        versions=[], ranks=64, nodes=None, hosts=1, transports={"NET/IB": 13, "P2P/CUMEM": 6}, channels=16, nvls=16,
+        versions=[], ranks=(64, True), nodes=None, hosts=1, transports={"NET/IB": 13, "P2P/CUMEM": 6}, channels=16, nvls=16,
         rings=0, trees=0, env={"NCCL_SOCKET_IFNAME": "bond0", "NCCL_IB_GID_INDEX": "3"}, networks=[], warns=0,
         tuning=[], findings=[("no_gdrdma", "warning", tuple(range(16, 29)))]),
     "nccl_1817": dict(
-        versions=[], ranks=8, nodes=None, hosts=1, transports={"SHM": 11}, channels=None, nvls=None, rings=0, trees=0,
+        versions=[], ranks=(8, True), nodes=None, hosts=1, transports={"SHM": 11}, channels=None, nvls=None, rings=0, trees=0,
         env={}, networks=[], warns=0, tuning=[], findings=[("p2p_not_used", "warning", tuple(range(3, 14)))]),
     "nccl_226": dict(
-        versions=[], ranks=64, nodes=None, hosts=29, transports={"NET/Socket": 11}, channels=None, nvls=None, rings=0,
+        versions=[], ranks=(64, True), nodes=None, hosts=29, transports={"NET/Socket": 11}, channels=None, nvls=None, rings=0,
         trees=4, env={}, networks=[], warns=0, tuning=[],
         findings=[("socket_network", "warning",
                    (3, 5, 8, 10, 11, 13, 14, 16, 20, 21, 22, 23, 24, 26, 29, 32, 33, 34, 35))]),
     "nccl_302": dict(
-        versions=[], ranks=None, nodes=None, hosts=1, transports={"NET/IB": 1, "P2P/IPC": 6}, channels=None, nvls=None,
+        versions=[], ranks=(158, False), nodes=None, hosts=1, transports={"NET/IB": 1, "P2P/IPC": 6}, channels=None, nvls=None,
         rings=0, trees=2, env={}, networks=[], warns=1, tuning=[],
         findings=[("warn_ib_setup", "error", (19,)), ("no_gdrdma", "warning", (16,))]),
     "nccl_892": dict(
-        versions=[], ranks=None, nodes=None, hosts=1, transports={"P2P/direct": 2}, channels=16, nvls=0, rings=0,
+        versions=[], ranks=(8, False), nodes=None, hosts=1, transports={"P2P/direct": 2}, channels=16, nvls=0, rings=0,
         trees=0, env={"NCCL_ALGO": "Tree,Ring,,CollnetDirect,CollnetChain,NVLS"}, networks=[], warns=0, tuning=[],
         findings=[("nvls_unavailable", "warning", (26, 28)), ("forced_algorithm", "warning", (21,))]),
     "nccl_928": dict(
-        versions=[], ranks=None, nodes=None, hosts=3, transports={}, channels=None, nvls=None, rings=0, trees=0, env={},
+        versions=[], ranks=(None, False), nodes=None, hosts=3, transports={}, channels=None, nvls=None, rings=0, trees=0, env={},
         networks=[], warns=3, tuning=[], findings=[("warn_ib_completion", "error", (3, 8, 13))]),
     "nccl_952": dict(
-        versions=[], ranks=16, nodes=None, hosts=1, transports={"NET/Socket": 2, "P2P/IPC": 14}, channels=None,
+        versions=[], ranks=(16, True), nodes=None, hosts=1, transports={"NET/Socket": 2, "P2P/IPC": 14}, channels=None,
         nvls=None, rings=0, trees=0, env={}, networks=[], warns=0, tuning=[],
         findings=[("socket_network", "warning", (39, 40)), ("nvls_unavailable", "info", (26, 28, 31))]),
     "nccl_tests_166": dict(
-        versions=[], ranks=None, nodes=None, hosts=1, transports={}, channels=None, nvls=None, rings=0, trees=0, env={},
+        versions=[], ranks=(None, False), nodes=None, hosts=1, transports={}, channels=None, nvls=None, rings=0, trees=0, env={},
         networks=[], warns=6, tuning=[],
         findings=[("warn_shared_memory", "error", (3, 14, 22, 24, 32, 34)), ("nccl_error_system", "error", (12,))]),
     "nccl_tests_185": dict(
-        versions=["2.19.3"], ranks=2, nodes=None, hosts=2, transports={}, channels=4, nvls=None, rings=4, trees=1,
+        versions=["2.19.3"], ranks=(2, True), nodes=None, hosts=2, transports={}, channels=4, nvls=None, rings=4, trees=1,
         env={}, networks=["IB"], warns=0, tuning=[], findings=[]),
     "nccl_tests_188": dict(
-        versions=[], ranks=None, nodes=None, hosts=1, transports={"NET/Socket": 1, "P2P/IPC": 9}, channels=2, nvls=0,
+        versions=[], ranks=(16, False), nodes=None, hosts=1, transports={"NET/Socket": 1, "P2P/IPC": 9}, channels=2, nvls=0,
         rings=0, trees=0, env={}, networks=["Socket", "IB"], warns=1, tuning=[],
         findings=[("mixed_networks", "error", (4, 7, 9, 11, 13, 15)), ("warn_socket", "error", (30,)),
                   ("socket_network", "warning", (5, 16))]),
     "nccl_tests_307": dict(
-        versions=["2.21.5"], ranks=None, nodes=None, hosts=1, transports={"SHM": 9}, channels=None, nvls=None, rings=0,
+        versions=["2.21.5"], ranks=(8, False), nodes=None, hosts=1, transports={"SHM": 9}, channels=None, nvls=None, rings=0,
         trees=2, env={}, networks=["IB"], warns=0, tuning=[],
         findings=[("p2p_not_used", "warning", tuple(range(29, 38)))]),
     "ray_lightning_24": dict(
-        versions=[], ranks=2, nodes=None, hosts=1, transports={"P2P/IPC": 1}, channels=2, nvls=None, rings=2, trees=1,
+        versions=[], ranks=(2, True), nodes=None, hosts=1, transports={"P2P/IPC": 1}, channels=2, nvls=None, rings=2, trees=1,
         env={}, networks=[], warns=1, tuning=[], findings=[("warn_cuda_ipc", "error", (9,))]),
 }
 NAMES = bundled_info_log_names()
@@ -90,7 +91,7 @@ NAMES = bundled_info_log_names()
 
 def facts(name: str) -> dict:
     log = read_bundled_info_log(name)
-    return dict(versions=list(log.nccl_versions), ranks=log.num_ranks, nodes=log.num_nodes, hosts=len(log.hosts),
+    return dict(versions=list(log.nccl_versions), ranks=(log.num_ranks, log.num_ranks_exact), nodes=log.num_nodes, hosts=len(log.hosts),
                 transports=log.transports, channels=log.coll_channels, nvls=log.nvls_channels, rings=len(log.rings),
                 trees=len(log.trees), env=log.env, networks=list(log.networks), warns=len(log.warnings),
                 tuning=[(g["function"], g["algorithm"], g["protocol"], g["min_bytes"], g["max_bytes"], g["calls"])

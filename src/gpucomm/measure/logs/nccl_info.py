@@ -103,7 +103,8 @@ def parse_nccl_info_log(text: str) -> NcclInfoLog:
     Raises
     ------
     GpucommError
-        When no line is NCCL's (no ``NCCL INFO``/``NCCL WARN`` line, no ``NCCL version`` line).
+        When no line is NCCL's (no ``NCCL INFO``/``NCCL WARN`` line, no ``NCCL version`` line), nccl-tests'
+        device list or PyTorch's ProcessGroupNCCL watchdog and flight recorder lines.
 
     Examples
     --------
@@ -115,9 +116,9 @@ def parse_nccl_info_log(text: str) -> NcclInfoLog:
     lines = text.splitlines()
     for number, line in enumerate(lines, 1):
         reader.read(number, line.rstrip())
-    if reader.nccl_lines == 0:
+    if reader.nccl_lines == 0 and not reader.test_devices and not reader.torch.facts().lines:
         raise GpucommError("no NCCL debug line in the text: expected lines like 'host:pid:tid [0] NCCL INFO ...' "
-                           "(run with NCCL_DEBUG=INFO)")
+                           "(run with NCCL_DEBUG=INFO), an nccl-tests device list or PyTorch's ProcessGroupNCCL errors")
     facts = reader.facts(len(lines))
     findings = sorted(all_findings(facts), key=lambda f: SEVERITIES.index(f.severity))
     return replace(facts, findings=tuple(findings))

@@ -7,12 +7,14 @@ This module uses the standard library only.
 
 from __future__ import annotations
 
+from gpucomm.measure.logs.nccl_info_communicators import check_per_node_communicators
 from gpucomm.measure.logs.nccl_info_lines import NVSWITCH_GPU_RE
 from gpucomm.measure.logs.nccl_info_records import Finding, NcclInfoLog, finding_lines
 from gpucomm.measure.logs.nccl_info_sources import ENV_DOCS, SRC_ACS
+from gpucomm.measure.logs.nccl_info_torch import torch_findings
 from gpucomm.measure.logs.nccl_info_warns import check_results, check_warns
 
-__all__ = ["all_findings"]
+__all__ = ["all_findings", "one_gpu_per_node"]
 
 
 def _int_env(log: NcclInfoLog, name: str) -> int | None:
@@ -35,8 +37,9 @@ def all_findings(log: NcclInfoLog) -> list[Finding]:
     list of Finding
     """
     out: list[Finding] = []
-    for check in (_check_versions, _check_networks_agree, check_warns, check_results, _check_p2p, _check_gdr,
-                  _check_socket, _check_nvls, _check_cross_socket, _check_channels, _check_forced):
+    for check in (_check_versions, _check_networks_agree, check_per_node_communicators, check_warns, check_results,
+                  torch_findings, _check_p2p, _check_gdr, _check_socket, _check_nvls, _check_cross_socket, _check_channels,
+                  _check_forced):
         out.extend(check(log))
     return out
 
@@ -71,6 +74,8 @@ def _check_networks_agree(log: NcclInfoLog) -> list[Finding]:
 
 def _check_p2p(log: NcclInfoLog) -> list[Finding]:
     shm = [c for c in log.connections if c.transport == "SHM"]
+    if not shm and one_gpu_per_node(log):  # P2P connects GPUs of one node: a P2P setting cannot matter here
+        return []
     disabled_env = {k: v for k, v in log.env.items() if (k == "NCCL_P2P_DISABLE" and v == "1")
                     or (k == "NCCL_P2P_LEVEL" and v in ("0", "LOC"))}
     if not shm and not disabled_env and not log.p2p_disabled_pairs:
@@ -98,16 +103,21 @@ def _check_p2p(log: NcclInfoLog) -> list[Finding]:
 def _check_gdr(log: NcclInfoLog) -> list[Finding]:
     ib = [c for c in log.connections if c.transport == "NET/IB"]
     without = [c for c in ib if not c.gdr]
-    if not without:
+    if not without and not log.gdr_disabled_lines:
         return []
     env = {k: v for k, v in log.env.items() if k in ("NCCL_NET_GDR_LEVEL", "NCCL_NET_GDR_READ", "NCCL_DMABUF_ENABLE")}
-    evidence = (f"{len(without)} of {len(ib)} InfiniBand/RoCE connection lines have no /GDRDMA (e.g. 'via "
-                f"{without[0].via}'): the NIC copies through host memory")
+    evidence = []
+    if without:
+        evidence.append(f"{len(without)} of {len(ib)} InfiniBand/RoCE connection lines have no /GDRDMA (e.g. 'via "
+                        f"{without[0].via}'): the NIC copies through host memory")
+    if log.gdr_disabled_lines:
+        evidence.append(f"'GPU Direct RDMA Disabled for HCA' on {len(log.gdr_disabled_lines)} line(s): NCCL found neither "
+                        "a peer-memory module nor DMA-BUF support")
     if env:
-        evidence += "; set in the environment: " + ", ".join(f"{k}={v}" for k, v in env.items())
+        evidence.append("set in the environment: " + ", ".join(f"{k}={v}" for k, v in env.items()))
     return [Finding(
-        "no_gdrdma", "warning", "no GPUDirect RDMA between GPU and NIC", evidence,
-        finding_lines([c.line for c in without] + [log.env_lines[k] for k in env]),
+        "no_gdrdma", "warning", "no GPUDirect RDMA between GPU and NIC", "; ".join(evidence),
+        finding_lines([c.line for c in without] + list(log.gdr_disabled_lines) + [log.env_lines[k] for k in env]),
         "load the nvidia-peermem kernel module (or use DMA-BUF: open GPU kernel modules, Linux >= 5.12), keep PCIe ACS "
         "off on bare metal, and check NCCL_NET_GDR_LEVEL when the NIC sits under another CPU socket than the GPU",
         "https://github.com/NVIDIA/nccl/issues/1412")]
@@ -142,7 +152,31 @@ def _check_socket(log: NcclInfoLog) -> list[Finding]:
         f"{ENV_DOCS}#nccl-ib-disable")]
 
 
+def one_gpu_per_node(log: NcclInfoLog) -> bool:
+    """Whether the log shows one GPU per node (then nothing between GPUs of a node can apply: NVLS, P2P, SHM).
+
+    NCCL's ``localRanks 1`` says it; so does an nccl-tests device list with one device per host over two
+    or more hosts, or ``nNodes`` equal to ``nRanks``.
+
+    Parameters
+    ----------
+    log : NcclInfoLog
+
+    Returns
+    -------
+    bool
+    """
+    if log.local_ranks is not None:
+        return log.local_ranks == 1
+    if log.num_nodes is not None and log.num_ranks is not None and log.num_ranks_exact:
+        return log.num_nodes == log.num_ranks
+    hosts = [d.host for d in log.test_devices]
+    return len(set(hosts)) > 1 and len(hosts) == len(set(hosts))
+
+
 def _check_nvls(log: NcclInfoLog) -> list[Finding]:
+    if one_gpu_per_node(log):  # NVLS joins the GPUs of one node: with one GPU per node NCCL never uses it
+        return []
     unavailable = [n for dev, ok, n in log.nvls_support if not ok]
     nvswitch_gpus = sorted({g for g in log.gpus if NVSWITCH_GPU_RE.search(g)})
     zero_channels = [c.line for c in log.channel_counts if c.nvls == 0]

@@ -105,12 +105,35 @@ TUNING_NAMED_RE = re.compile(r"^(?P<func>[A-Za-z]{1,20}): (?P<bytes>\d{1,20}) By
 TUNING_SYMMETRIC_RE = re.compile(r"^(?P<func>[A-Za-z]{1,20}) \[Symmetric\]: (?P<bytes>\d{1,20}) Bytes -> Kernel "
                                   r"(?P<kernel>\S{1,80}) nchannels (?P<nchannels>\d{1,3})")
 # nccl-tests' device list ("#  Rank  0 Group  0 Pid 33347 on host device  0 [0x0f] NVIDIA H800"): the GPU names.
-TEST_DEVICE_RE = re.compile(r"^#?\s*Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d{1,7}\s+)?Pid\s+\d{1,10}\s+on\s+(?P<host>\S+)"
+TEST_DEVICE_RE = re.compile(r"^#?\s*Rank\s+(?P<rank>\d{1,7})\s+(?:Group\s+\d{1,7}\s+)?Pid\s+(?P<pid>\d{1,10})\s+on\s+(?P<host>\S+)"
                              r"\s+device\s+\d{1,4}\s+\[[^\]]{0,40}\]\s*(?P<name>.*?)\s*$")
 # NCCL's result strings (ncclGetErrorString, src/init.cc) as applications print them: "NCCL error: unhandled
 # system error", "Test NCCL failure common.cu:958 'internal error - please report ...'".
 RESULT_RE = re.compile(r"\b(?P<result>unhandled system error|unhandled cuda error|internal error|invalid usage|"
-                        r"remote process exited or there was a network error)\b")
+                        r"remote process exited or there was a network error|ncclSystemError|ncclUnhandledCudaError|"
+                        r"ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclRemoteError)\b")
+# PyTorch 2.x names the result (torch/csrc/distributed/c10d/NCCLUtils.cpp, getNcclErrorDetailStr): "ncclSystemError:
+# System call (e.g. socket, malloc) or external library call failed or device error." -> NCCL's own result string.
+RESULT_NAMES = {"ncclSystemError": "unhandled system error", "ncclUnhandledCudaError": "unhandled cuda error",
+                "ncclInternalError": "internal error", "ncclInvalidUsage": "invalid usage",
+                "ncclInvalidArgument": "invalid usage",
+                "ncclRemoteError": "remote process exited or there was a network error"}
+
+# The communicator's hash, the same on every rank of one communicator: "... busId 4f000 commId 0xb9b42cb8fce289f2 -
+# Init COMPLETE" (src/init.cc, 2.12-2.30). Two processes printing different commIds built different communicators.
+COMM_ID_RE = re.compile(r"\bcommId (?P<comm_id>0x[0-9a-fA-F]{1,16})\b")
+# The process's communicator pointer and the host of a comm line: the key that ties a process's "nNodes" line to its
+# "Init COMPLETE" line (both print "comm 0x..").
+COMM_POINTER_RE = re.compile(r"\bcomm (?P<comm>0x[0-9a-fA-F]{1,16}|\(nil\))\b")
+# Ring neighbours (NCCL_DEBUG_SUBSYS=GRAPH, src/graph/connect.cc 2.7-2.30): "Ring 00 : 23 -> 0 -> 1" (prev -> rank -> next).
+RING_NEIGHBOURS_RE = re.compile(r"^Ring (?P<channel>\d{1,3}) : (?P<prev>\d{1,7}) -> (?P<rank>\d{1,7}) -> (?P<next>\d{1,7})\s*$")
+# "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'" (src/transport/net_ib.cc, 2.12-2.30): no peer-memory module
+# and no DMA-BUF, so the NIC cannot reach GPU memory.
+GDR_DISABLED_RE = re.compile(r"^NET/IB\w* ?: GPU Direct RDMA Disabled for HCA (?P<hca>\d{1,3}) '(?P<name>[^']{1,40})'")
+# nccl-tests' header ("# nThread 1 nGpus 8 minBytes ..."), printed once by the process of rank 0 (src/common.cu), and
+# the end of a run ("# Avg bus bandwidth    : 33.3227"): two headers before an end are two runs at once.
+TEST_HEADER_RE = re.compile(r"^#\s*nThread\s+\d{1,4}\s+nGpus\s+(?P<ngpus>\d{1,4})\b")
+TEST_END_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:")
 
 # GPUs whose nodes have third-generation NVSwitches, which NVLS needs (H100/H800/H200/H20 SXM, Blackwell HGX).
 # nccl-tests prints the CUDA device name; the PCIe and NVL (bridged) cards have "PCIe"/"NVL" in it.

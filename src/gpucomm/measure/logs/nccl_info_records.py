@@ -11,7 +11,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 __all__ = ["Connection", "ChannelCounts", "GraphPattern", "TuningChoice", "WarnLine", "Finding", "NcclInfoLog",
-           "SEVERITIES", "MAX_FINDING_LINES", "finding_lines"]
+           "Communicator", "TestDevice", "WatchdogTimeout", "WatchdogProgress", "TorchLog", "SEVERITIES",
+           "MAX_FINDING_LINES", "finding_lines"]
 
 SEVERITIES = ("error", "warning", "info")
 """Finding severities, most serious first (findings are sorted in this order)."""
@@ -137,6 +138,112 @@ class WarnLine:
 
 
 @dataclass(frozen=True)
+class Communicator:
+    """One NCCL communicator, as its ``comm ... nranks`` lines describe it.
+
+    Attributes
+    ----------
+    comm_id : str or None
+        NCCL's ``commId`` (2.12+), the same on every rank of the communicator; None where not printed
+        (then one record stands for every communicator of that size).
+    nranks : int
+        Its size, as NCCL printed it.
+    nnodes, local_ranks : int or None
+        ``nNodes`` and ``localRanks`` (2.19+), None where not printed.
+    hosts : tuple of str
+        The hosts whose processes printed its lines.
+    ranks : tuple of int
+        The ranks whose lines are in the log (sorted).
+    rank0_hosts : tuple of str
+        The hosts that printed a rank-0 line of it: more than one means several communicators of this
+        size (each has one rank 0), e.g. one per node.
+    line : int
+        Its first line.
+    """
+
+    comm_id: str | None
+    nranks: int
+    nnodes: int | None
+    local_ranks: int | None
+    hosts: tuple[str, ...]
+    ranks: tuple[int, ...]
+    rank0_hosts: tuple[str, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class TestDevice:
+    """One line of nccl-tests' device list (``#  Rank  0 Group  0 Pid 33347 on host device  0 [0x0f] NVIDIA H800``)."""
+
+    rank: int
+    pid: int
+    host: str
+    name: str
+    line: int
+
+
+@dataclass(frozen=True)
+class WatchdogTimeout:
+    """PyTorch's ``[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=..,
+    NumelOut=.., Timeout(ms)=600000) ran for 600040 milliseconds before timing out.`` (``NumelIn``/``NumelOut`` since
+    PyTorch 2.1, else None)."""
+
+    rank: int
+    seq: int
+    op: str
+    numel_in: int | None
+    numel_out: int | None
+    timeout_ms: int
+    ran_ms: int
+    line: int
+
+
+@dataclass(frozen=True)
+class WatchdogProgress:
+    """PyTorch's ``[PG 1 Rank 0] Exception (either an error or timeout) detected by watchdog at work: 1580, last enqueued
+    NCCL work: 1582, last completed NCCL work: 1579.`` (or ``Timeout at NCCL work: ...``; PyTorch 2.2+): how far the rank
+    got. ``pg`` is the process group's name as printed (None before PyTorch 2.3)."""
+
+    pg: str | None
+    rank: int
+    work: int
+    last_enqueued: int
+    last_completed: int
+    line: int
+
+
+@dataclass(frozen=True)
+class TorchLog:
+    """What PyTorch's ProcessGroupNCCL printed around NCCL's lines.
+
+    Attributes
+    ----------
+    timeouts : tuple of WatchdogTimeout
+        Watchdog timeouts, one per line.
+    progress : tuple of WatchdogProgress
+        Each rank's last enqueued and completed collective at the failure.
+    heartbeat_lines : tuple of int
+        ``ProcessGroupNCCL's watchdog got stuck for N seconds`` lines (the heartbeat monitor killed the process).
+    dump_lines : tuple of int
+        Flight recorder lines (``ProcessGroupNCCL preparing to dump debug info``, ``dumping nccl trace to ...``, a dump
+        signal from another rank).
+    dump_paths : tuple of str
+        Where the flight recorder wrote (``/tmp/nccl_trace_rank_0``), where printed.
+    """
+
+    timeouts: tuple[WatchdogTimeout, ...] = ()
+    progress: tuple[WatchdogProgress, ...] = ()
+    heartbeat_lines: tuple[int, ...] = ()
+    dump_lines: tuple[int, ...] = ()
+    dump_paths: tuple[str, ...] = ()
+
+    @property
+    def lines(self) -> int:
+        """How many lines PyTorch's ProcessGroupNCCL printed that were read."""
+        return len(self.timeouts) + len(self.progress) + len(self.heartbeat_lines) + len(self.dump_lines)
+
+
+@dataclass(frozen=True)
 class Finding:
     """A known problem the log shows.
 
@@ -179,8 +286,9 @@ class NcclInfoLog:
     cuda_versions : tuple of str
         CUDA versions NCCL was built for (``"12.2"`` of ``+cuda12.2``).
     num_ranks : int or None
-        Ranks of the largest communicator (``nranks``/``nRanks`` of NCCL's ``comm`` lines; else the
-        length of the longest printed ring, which visits every rank once).
+        Ranks of the largest communicator: ``nranks``/``nRanks`` of NCCL's ``comm`` lines; else the length of
+        the longest ring order line (a ring visits every rank once) when NCCL printed it whole, or the highest
+        rank number seen + 1, whichever is larger (then :attr:`num_ranks_exact` is False).
     num_nodes : int or None
         Nodes of the largest communicator (``nNodes``, printed since 2.19); None when not printed.
     local_ranks : int or None
@@ -229,6 +337,23 @@ class NcclInfoLog:
         NCCL result strings printed by the application (``("unhandled system error", line)``).
     nccl_lines, total_lines : int
         Lines recognised as NCCL's, and lines in the text.
+    num_ranks_exact : bool
+        Whether :attr:`num_ranks` is NCCL's own ``nranks``/``nRanks`` or a complete ring; False when it is
+        a lower bound (the highest rank number seen + 1, or a ring order line NCCL cut short).
+    max_rank_seen : int or None
+        The highest rank number in any line (connections, rings, trees, comm lines, device list).
+    ring_channel_total : int or None
+        ``N`` of the ring order lines ``Channel 05/N :`` (NCCL's channel count; 2.7+), largest printed.
+    communicators : tuple of Communicator
+        Every communicator the comm lines describe, in order of first line.
+    test_devices : tuple of TestDevice
+        nccl-tests' device list lines.
+    test_headers, test_ends : tuple of int
+        nccl-tests' header lines (``# nThread ...``) and run ends (``# Avg bus bandwidth``).
+    gdr_disabled_lines : tuple of int
+        ``NET/IB : GPU Direct RDMA Disabled for HCA`` lines.
+    torch : TorchLog
+        PyTorch's ProcessGroupNCCL lines (watchdog timeouts, progress, flight recorder).
     findings : tuple of Finding
         The problems found, most serious first.
     """
@@ -262,6 +387,15 @@ class NcclInfoLog:
     results: tuple[tuple[str, int], ...]
     nccl_lines: int
     total_lines: int
+    num_ranks_exact: bool = True
+    max_rank_seen: int | None = None
+    ring_channel_total: int | None = None
+    communicators: tuple[Communicator, ...] = ()
+    test_devices: tuple[TestDevice, ...] = ()
+    test_headers: tuple[int, ...] = ()
+    test_ends: tuple[int, ...] = ()
+    gdr_disabled_lines: tuple[int, ...] = ()
+    torch: TorchLog = field(default_factory=TorchLog)
     findings: tuple[Finding, ...] = field(default=())
 
     @property
@@ -276,10 +410,11 @@ class NcclInfoLog:
 
     @property
     def coll_channels(self) -> int | None:
-        """Collective channels (the largest ``coll channels`` printed), else the ring count, else None."""
+        """Collective channels: NCCL's own count (the largest ``coll channels`` printed, else the ``N`` of
+        ``Channel 05/N :`` ring order lines), else the number of ring order lines seen, else None."""
         if self.channel_counts:
             return max(c.coll for c in self.channel_counts)
-        return len(self.rings) or None
+        return self.ring_channel_total or len(self.rings) or None
 
     @property
     def nvls_channels(self) -> int | None:
