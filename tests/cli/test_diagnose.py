@@ -113,3 +113,27 @@ def test_diagnose_loads_no_heavy_library(tmp_path):
             "print(status, sorted(m for m in ('torch', 'plotly', 'pandas', 'ipywidgets') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "0 []", out.stderr
+
+
+def test_totals_communicators_and_pytorch_lines_are_shown(tmp_path, capsys, monkeypatch):
+    """Issue 24: NCCL's totals (not the lines seen), per-node communicators, PyTorch's watchdog timeout."""
+    monkeypatch.setenv("COLUMNS", WIDE)
+    ring = " ".join(f"{r:3d}" for r in range(20))
+    text = (f"a:1:2 [0] NCCL INFO Channel 00/16 : {ring}\n"
+            "c:1:2 [7] NCCL INFO Channel 00/0 : 23[7] -> 0[0] [send] via NET/IB/0/GDRDMA\n"
+            "[rank3]:[E321 02:07:08.408 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600040 milliseconds "
+            "before timing out.\n")
+    code, out, err = run(capsys, write(tmp_path, "train.log", text))
+    assert code == 0 and err == ""
+    assert "at least 24" in out and "16 collective" in out and "1 watchdog timeout(s)" in out
+    assert "[torch_watchdog_timeout]" in out and "no known problem" not in out
+
+
+def test_per_node_communicators_are_named(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", WIDE)
+    text = "".join(f"{host}:1:2 [{r}] NCCL INFO comm 0x5 rank {r} nranks 8 cudaDev {r} busId 1000 commId {cid} - Init COMPLETE\n"
+                   for host, cid in (("node1", "0xa"), ("node2", "0xb")) for r in range(8))
+    code, out, _ = run(capsys, write(tmp_path, "two.log", text))
+    assert code == 0 and "[per_node_communicators]" in out
+    assert "8 ranks (commId 0xa), 8 ranks (commId 0xb)" in out

@@ -58,6 +58,14 @@ def _first(items, n: int = _MAX_SHOWN) -> str:
     return ", ".join(items[:n]) + (f" (+{len(items) - n} more)" if len(items) > n else "")
 
 
+def _communicator(c) -> str:
+    """One communicator in a few words: size, commId, nodes, and the hosts of its rank 0 where more than one."""
+    notes = [f"commId {c.comm_id}"] if c.comm_id else []
+    notes += [f"{c.nnodes} node(s)"] if c.nnodes else []
+    notes += [f"rank 0 on {len(c.rank0_hosts)} hosts"] if len(c.rank0_hosts) > 1 else []
+    return f"{c.nranks} ranks" + (f" ({', '.join(notes)})" if notes else "")
+
+
 def setup_rows(log: NcclInfoLog) -> list[tuple[str, str]]:
     """The rows of the "what NCCL set up" table: (quantity, value) for what the log says.
 
@@ -78,7 +86,11 @@ def setup_rows(log: NcclInfoLog) -> list[tuple[str, str]]:
         rows.append(("NCCL version", versions + cuda))
     if log.num_ranks is not None:
         others = [n for n in log.communicator_sizes if n != log.num_ranks]
-        rows.append(("ranks", f"{log.num_ranks}" + (f" (other communicators: {_first(others)} ranks)" if others else "")))
+        total = (f"{log.num_ranks}" if log.num_ranks_exact else
+                 f"at least {log.num_ranks} (the highest rank number seen + 1; NCCL's nranks line is not in the log)")
+        rows.append(("ranks", total + (f" (other communicators: {_first(others)} ranks)" if others else "")))
+    if len(log.communicators) > 1 or any(len(c.rank0_hosts) > 1 for c in log.communicators):
+        rows.append(("communicators", _first(_communicator(c) for c in log.communicators)))
     if log.num_nodes is not None:
         rows.append(("nodes", f"{log.num_nodes}" + (f", {log.local_ranks} ranks per node" if log.local_ranks else "")))
     if log.hosts:
@@ -97,7 +109,8 @@ def setup_rows(log: NcclInfoLog) -> list[tuple[str, str]]:
     if log.channel_counts or log.rings:
         counts = []
         if log.coll_channels is not None:
-            counts.append(f"{log.coll_channels} collective")
+            counts.append(f"{log.coll_channels} collective" + ("" if log.channel_counts or log.ring_channel_total else
+                                                               " (ring lines seen; NCCL's count is not in the log)"))
         if log.nvls_channels is not None:
             counts.append(f"{log.nvls_channels} NVLS")
         collnet = [c.collnet for c in log.channel_counts if c.collnet]
@@ -124,6 +137,11 @@ def setup_rows(log: NcclInfoLog) -> list[tuple[str, str]]:
         rows.append(("NCCL_* set", _first(f"{k}={v}" for k, v in log.env.items())))
     if log.warnings:
         rows.append(("WARN lines", f"{len(log.warnings)}, first on line {log.warnings[0].line}"))
+    if log.torch.lines:
+        torch = log.torch
+        rows.append(("PyTorch ProcessGroupNCCL", f"{len(torch.timeouts)} watchdog timeout(s), {len(torch.progress)} progress "
+                                                 f"report(s), {len(torch.heartbeat_lines)} heartbeat abort(s), "
+                                                 f"{len(torch.dump_lines)} flight recorder line(s)"))
     rows.append(("lines read", f"{log.nccl_lines} NCCL lines of {log.total_lines}"))
     return rows
 
@@ -250,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
                     right_aligned=("#",), width=width)
         print(finding_details(log, width))
     else:
-        print("no known problem found in the NCCL lines of this log")
+        print("no known problem found in the NCCL and PyTorch lines of this log")
     return 0
 
 
