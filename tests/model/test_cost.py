@@ -353,8 +353,9 @@ def test_busbw_across_nodes_grows_with_the_message():
 
 
 def test_counts_are_named_in_their_errors():
-    with pytest.raises(GpucommError, match="NICs per node 65 is not valid"):
-        collective_cost("all_reduce", 2**20, num_ranks=16, fabric=NDR.replace(nics_per_node=65))
+    # up to 576 NICs per node: an NVLink domain (GB200 NVL72: 72 NICs) is one node here
+    with pytest.raises(GpucommError, match="NICs per node 577 is not valid"):
+        collective_cost("all_reduce", 2**20, num_ranks=16, fabric=NDR.replace(nics_per_node=577))
     with pytest.raises(GpucommError, match="number of nodes 0 is not valid"):
         collective_cost("all_reduce", 2**20, num_ranks=16, fabric=make_fabric("nvlink4", num_nodes=0))
     with pytest.raises(GpucommError, match="^network 'ib_ndr' given for a single node"):

@@ -820,6 +820,9 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         if multi_node:
             note += "; NIC rate x the network efficiency calibration"
     else:
+        if not p2p_path and protocol not in ("auto", "LL", "Simple"):
+            raise GpucommError(f"protocol {protocol!r} with {collective} {'across nodes' if multi_node else algorithm}: the "
+                               "alpha-beta algorithms know LL and Simple; expected one of auto, LL, Simple")
         if p2p_path:
             algo, proto, terms = _p2p_cost(collective, size, n, fabric, protocol, nccl_version)
             note = P2P_NOTE

@@ -292,7 +292,7 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
         Scale-out NIC key of :data:`~gpucomm.model.hardware.network.NETWORKS`; required when
         ``num_nodes > 1``, refused for one node.
     nics_per_node : int, optional
-        NICs per node, 1 to 64 (default: one per GPU); refused for one node.
+        NICs per node (an NVLink domain: 72 in a GB200 NVL72 rack), 1 to 576 (default: one per GPU); refused for one node.
     gpus_per_uplink : int
         GPUs sharing one PCIe uplink to the host, 1 to 64; above 1 only with ``p2p=False``.
     pcie_link : str
@@ -363,7 +363,7 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
             raise GpucommError(f"{num_nodes} nodes need a network: expected --network with one of the scale-out links")
         network = get_network(network).key
         if nics_per_node is not None:
-            check_num_ranks(nics_per_node, maximum=64, what="NICs per node")
+            check_num_ranks(nics_per_node, maximum=max(NVLINK_DOMAIN_MAX_GPUS.values()), what="NICs per node")
     check_num_ranks(gpus_per_uplink, maximum=64, what="GPUs per uplink")
     if gpus_per_uplink > 1 and p2p:
         raise GpucommError(f"{gpus_per_uplink} GPUs per uplink only matters when traffic is staged through the host: "
