@@ -59,7 +59,7 @@ WARN_RULES = (
               "is a stub library' or version errors (driver older than the CUDA NCCL was built for), other errors "
               "(GPU fault: dmesg for Xid errors, nvidia-smi)",
               SRC_ERRORS),
-    _WarnRule("warn_address_family", re.compile(r"connecting to address with family \d+ is neither"), "error",
+    _WarnRule("warn_address_family", re.compile(r"connecting to address.{0,80}? with family \d+ is neither"), "error",
               "a peer's connection address cannot be read (corrupt or incompatible handle)",
               "make sure every node runs the same NCCL version (this error was traced to one node with a different "
               "NCCL wheel) and the same network plugin",

@@ -17,12 +17,12 @@ import re
 
 from gpucomm import GpucommError
 from gpucomm.measure.logs.nccl_tests_layouts import INT_RE
-from gpucomm.measure.logs.nccl_tests_lines import GPUCOMM_ITERS_RE, HEADER_KEYS, LIBRARY_RE, PERF_RE
+from gpucomm.measure.logs.nccl_tests_lines import GPUCOMM_BACKEND_RE, GPUCOMM_ITERS_RE, HEADER_KEYS, LIBRARY_RE, PERF_RE
 from gpucomm.measure.logs.nccl_tests_records import PERF_BINARY_TO_COLLECTIVE, LogWarning
 from gpucomm.model.collectives import COLLECTIVES
 
 __all__ = ["read_run_header", "read_version", "read_device", "ranks_from_devices", "read_command", "read_gpucomm_header",
-           "nccl_version_from_code"]
+           "read_gpucomm_timing", "read_registration_note", "nccl_version_from_code", "TIME_OVER_RANKS", "REGISTRATION"]
 
 
 def read_run_header(body: str, match: re.Match, meta: dict) -> None:
@@ -139,7 +139,86 @@ def ranks_from_devices(devices: list[dict], meta: dict, warnings: list[LogWarnin
     meta["num_ranks_source"] = "devices"
 
 
-def read_command(command: str, meta: dict) -> None:
+def _option(args: list[str], names: tuple[str, ...]) -> str | None:
+    """The value of the first of ``names`` in ``args`` (``-b 8``, ``--minbytes=8``, ``-b8``), or None."""
+    for i, tok in enumerate(args):
+        for name in names:
+            if tok == name and i + 1 < len(args):
+                return args[i + 1]
+            if name.startswith("--") and tok.startswith(name + "="):
+                return tok.split("=", 1)[1]
+            if len(name) == 2 and not name.startswith("--") and tok.startswith(name) and len(tok) > 2 \
+                    and tok[2:3].isdigit():
+                return tok[2:]  # -b8 -e16G
+    return None
+
+
+def _integer(text: str | None) -> int | None:
+    return int(text) if text is not None and INT_RE.match(text) else None
+
+
+TIME_OVER_RANKS = {0: "rank0", 1: "avg", 2: "min", 3: "max"}
+"""nccl-tests ``-a,--average`` -> how the time of each size is reduced over ranks (``Allreduce`` in ``src/common.cu``
+v2.19.6: 0 rank 0's, 1 the mean (the default), 2 the minimum, 3 the maximum); ``gpucomm bench -a`` takes the same."""
+REGISTRATION = {0: "none", 1: "local", 2: "symmetric"}
+"""nccl-tests ``-R,--local_register`` -> buffer registration (README, v2.19.6): ``ncclCommRegister`` (1) or
+``ncclCommWindowRegister`` (2, NCCL 2.27 and later; earlier versions fall back to 1 and say so)."""
+_ENV_RE = re.compile(r"^([A-Z][A-Z0-9_]{0,63})=(\S*)$")
+
+
+def _read_options(launcher: list[str], test: list[str], meta: dict, warnings: list[LogWarning]) -> None:
+    """``-a`` (time over ranks), ``-R`` (buffer registration) and the ``NCCL_*`` variables of a command line."""
+    average = _integer(_option(test, ("-a", "--average")))  # test: the arguments after the binary
+    if average in TIME_OVER_RANKS and "time_over_ranks" not in meta:
+        meta["time_over_ranks"], meta["time_over_ranks_source"] = TIME_OVER_RANKS[average], "command"
+    registration = _integer(_option(test, ("-R", "--local_register")))
+    if registration in REGISTRATION:
+        meta.setdefault("buffer_registration", REGISTRATION[registration])
+    env = dict(meta.get("env") or {})
+    for tok in launcher:
+        found = _ENV_RE.match(tok)
+        if found and found.group(1).startswith("NCCL_"):  # 'NCCL_X=1 mpirun ...' or 'mpirun -x NCCL_X=1 ...'
+            env.setdefault(found.group(1), found.group(2))
+    if env:
+        meta["env"] = env
+    # NCCL's variables only: nothing else after the binary is known to be meant for the environment
+    late = [tok for tok in test if _ENV_RE.match(tok) and tok.startswith("NCCL_")]
+    if late:
+        warnings.append(LogWarning(
+            "env_after_binary", f"{', '.join(late[:3])} written after the nccl-tests binary: there it is an argument, "
+                                "which nccl-tests ignores, not an environment variable, so the run did not have it; "
+                                "write it before the command (NCCL_P2P_DISABLE=1 ./build/all_reduce_perf ...) or pass it "
+                                "with mpirun -x"))
+
+
+def read_gpucomm_timing(match: re.Match, meta: dict) -> None:
+    """``# time: one operation, the maximum over ranks (-a 3; ...)`` of ``gpucomm bench``'s table: ``time_over_ranks``.
+
+    Parameters
+    ----------
+    match : re.Match
+        :data:`gpucomm.measure.logs.nccl_tests_lines.GPUCOMM_TIMING_RE`'s match (group 1: the ``-a`` value).
+    meta : dict
+        Completed in place: ``time_over_ranks`` (:data:`TIME_OVER_RANKS`) with ``time_over_ranks_source``.
+    """
+    meta["time_over_ranks"], meta["time_over_ranks_source"] = TIME_OVER_RANKS[int(match.group(1))], "gpucomm_header"
+
+
+def read_registration_note(match: re.Match, meta: dict) -> None:
+    """nccl-tests' ``Option -R 2 (symmetric) is not supported before NCCL 2.27. Defaulting to local registration``
+    (or ``-R ... before NCCL 2.19. Ignoring``, ``src/common.cu``): the registration the run really used.
+
+    Parameters
+    ----------
+    match : re.Match
+        :data:`gpucomm.measure.logs.nccl_tests_lines.REGISTRATION_NOTE_RE`'s match (group 1: what it falls back to).
+    meta : dict
+        Completed in place: ``buffer_registration``.
+    """
+    meta["buffer_registration"] = "local" if "local" in match.group(1).lower() else "none"
+
+
+def read_command(command: str, meta: dict, warnings: list[LogWarning] | None = None) -> None:
     """Fill collective, sizes, step and rank count from a command line (nccl-tests README arguments).
 
     Parameters
@@ -149,7 +228,10 @@ def read_command(command: str, meta: dict) -> None:
     meta : dict
         :attr:`ParsedLog.metadata`, completed in place: ``collective`` (from the binary's name),
         ``minBytes``, ``maxBytes``, ``step_factor`` or ``step_bytes`` where the header line did not
-        give them, and ``num_ranks`` = processes x threads x GPUs (nccl-tests' README).
+        give them, ``num_ranks`` = processes x threads x GPUs (nccl-tests' README), ``time_over_ranks``
+        (``-a``), ``buffer_registration`` (``-R``), ``env`` (``NCCL_*`` variables set before the binary).
+    warnings : list of LogWarning, optional
+        Appended to: ``env_after_binary`` for a ``NAME=value`` written after the binary.
     """
     from gpucomm.model.units import parse_size
 
@@ -162,21 +244,6 @@ def read_command(command: str, meta: dict) -> None:
     perf_at = next((i for i, t in enumerate(tokens) if t.endswith("_perf")), None)
     launcher, test = (tokens[:perf_at], tokens[perf_at + 1:]) if perf_at is not None else ([], tokens)
 
-    def option(args: list[str], names: tuple[str, ...]) -> str | None:
-        for i, tok in enumerate(args):
-            for name in names:
-                if tok == name and i + 1 < len(args):
-                    return args[i + 1]
-                if name.startswith("--") and tok.startswith(name + "="):
-                    return tok.split("=", 1)[1]
-                if len(name) == 2 and not name.startswith("--") and tok.startswith(name) and len(tok) > 2 \
-                        and tok[2:3].isdigit():
-                    return tok[2:]  # -b8 -e16G
-        return None
-
-    def integer(text: str | None) -> int | None:
-        return int(text) if text is not None and INT_RE.match(text) else None
-
     def size(text: str | None) -> int | None:
         if text is None:
             return None
@@ -186,23 +253,26 @@ def read_command(command: str, meta: dict) -> None:
             return None
 
     for key, names in (("minBytes", ("-b", "--minbytes")), ("maxBytes", ("-e", "--maxbytes"))):
-        value = size(option(test, names))
+        value = size(_option(test, names))
         if value is not None:
             meta.setdefault(key, value)
-    factor = integer(option(test, ("-f", "--stepfactor")))
+    factor = _integer(_option(test, ("-f", "--stepfactor")))
     if factor is not None and "step_bytes" not in meta:
         meta.setdefault("step_factor", factor)
-    step = size(option(test, ("-i", "--stepbytes")))
+    step = size(_option(test, ("-i", "--stepbytes")))
     if step is not None and "step_factor" not in meta:
         meta.setdefault("step_bytes", step)
-    gpus = integer(option(test, ("-g", "--ngpus"))) or 1
-    threads = integer(option(test, ("-t", "--nthreads"))) or 1
+    gpus = _integer(_option(test, ("-g", "--ngpus"))) or 1
+    threads = _integer(_option(test, ("-t", "--nthreads"))) or 1
     procs = 1
     if launcher and any(t.split("/")[-1] in ("mpirun", "mpiexec", "srun") for t in launcher):
-        procs = integer(option(launcher, ("-np", "-n", "--np", "--ntasks")))
+        procs = _integer(_option(launcher, ("-np", "-n", "--np", "--ntasks")))
     if procs is not None and "num_ranks" not in meta:
         meta["num_ranks"] = procs * threads * gpus
         meta["num_ranks_source"] = "command"
+    # without a binary named *_perf (a wrapper script, all_reduce_perf_mpi) nothing tells the test's arguments apart
+    _read_options(launcher if perf_at is not None else tokens, test if perf_at is not None else [], meta,
+                  warnings if warnings is not None else [])
 
 
 
@@ -220,13 +290,16 @@ def read_gpucomm_header(body: str, match: re.Match, meta: dict) -> None:
     match : re.Match
         :data:`GPUCOMM_HEADER_RE`'s match of it.
     meta : dict
-        Completed in place (``collective``, ``num_ranks``, ``iters``, ``warmup_iters``, ``validation``).
+        Completed in place (``collective``, ``num_ranks``, ``backend``, ``iters``, ``warmup_iters``, ``validation``).
     """
     name, ranks = match.group(1), int(match.group(2))
     if name in COLLECTIVES and "collective" not in meta:
         meta["collective"], meta["collective_source"] = name, "gpucomm_header"
     if ranks >= 1 and "num_ranks" not in meta:
         meta["num_ranks"], meta["num_ranks_source"] = ranks, "gpucomm_header"
+    backend = GPUCOMM_BACKEND_RE.search(body)
+    if backend:
+        meta.setdefault("backend", backend.group(1))
     counts = GPUCOMM_ITERS_RE.search(body)
     if counts:
         for key, value in zip(("iters", "warmup_iters", "validation"), counts.groups()):

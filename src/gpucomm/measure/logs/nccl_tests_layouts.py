@@ -7,6 +7,9 @@ nccl-tests has printed three layouts (``print_line_header`` / ``writeResultHeade
 * ``legacy``: ``size count type redop``, then ``time algbw busbw error`` (the largest deviation, not a count);
 * ``legacy_no_redop``: ``size count type``, then ``time algbw busbw error`` (all_gather and friends of that era).
 
+Options add columns: ``-I 1`` (nccl-tests 2.19) four per half after ``#wrong`` (:data:`ITER_COLUMNS`), ``-S 1``
+a timestamp after the last (:data:`TIMESTAMP_RE`); ``-C 1`` titles the time ``cputime``.
+
 A :class:`Layout` comes from the column-title line when the log has one (:func:`layout_from_header`),
 else from a row's width and what its columns hold (:func:`infer_layout`). A row printing one
 placement only (the other blank: a measurement not made) is placed by :func:`blank_half`.
@@ -43,26 +46,80 @@ def parse_float(token: str) -> float | None:
 
 
 def looks_like_row(tokens: list[str]) -> bool:
+    """Whether the tokens of a line start as a result row does: size, count (integers), a type name."""
     return len(tokens) >= 3 and bool(INT_RE.match(tokens[0]) and INT_RE.match(tokens[1]) and TYPE_RE.match(tokens[2]))
+
+
+ITER_COLUMNS = ("i_min", "i_max", "i_p99", "i_cv%")
+"""The columns nccl-tests ``-I 1`` adds after ``#wrong`` in each half (``writePerIterReport``, ``src/util.cu``
+v2.19.6; ``gpucomm bench -I 1`` prints the same)."""
+
+TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$"), re.compile(r"^\d{2}:\d{2}:\d{2}$")
+"""The two tokens nccl-tests ``-S 1`` appends to each row (``writeTimestamp``: ``%Y-%m-%d %H:%M:%S``, ``src/util.cu``)."""
+
+FUSED_RE = re.compile(r"^([+-]?\d{1,20}\.\d{2})(\d{1,20}(?:\.\d{1,2})?)$")
+"""Two numbers printed without a space between them (``10.4012905.60``): nccl-tests prints a bandwidth, and a time
+below 10 ms, with exactly 2 decimals (``getFloatStr``, ``src/util.cu``), so the first number ends 2 digits after
+its point."""
 
 
 @dataclass
 class Layout:
+    """The columns of one era of nccl-tests' table.
+
+    Attributes
+    ----------
+    name : str
+        ``current``, ``legacy`` or ``legacy_no_redop`` (module docstring).
+    has_redop, has_root : bool
+        Whether the row has those columns.
+    check : str
+        ``wrong`` (a count of wrong elements) or ``error`` (the largest deviation).
+    per_iteration : bool
+        Each half ends with nccl-tests ``-I 1``'s columns (:data:`ITER_COLUMNS`).
+    """
+
     name: str
     has_redop: bool
     has_root: bool
-    check: str  # "wrong" or "error"
+    check: str
+    per_iteration: bool = False
+
+    @property
+    def half_width(self) -> int:
+        """Columns of one measurement: time, algbw, busbw, #wrong or error (and the ``-I 1`` columns)."""
+        return HALF_WIDTH + (len(ITER_COLUMNS) if self.per_iteration else 0)
 
     @property
     def width(self) -> int:
-        return 3 + self.has_redop + self.has_root + 8
+        """Columns of a full row."""
+        return 3 + self.has_redop + self.has_root + 2 * self.half_width
 
 
 LAYOUTS = {
     13: Layout("current", True, True, "wrong"),
     12: Layout("legacy", True, False, "error"),
     11: Layout("legacy_no_redop", False, False, "error"),
+    21: Layout("current", True, True, "wrong", per_iteration=True),
 }
+"""The layouts by the width of a full row, for logs without column titles."""
+
+
+def split_fused(tokens: list[str], width: int) -> list[str]:
+    """``tokens`` with a token of two fused numbers (:data:`FUSED_RE`) split, where the row is one token short of ``width``.
+
+    Examples
+    --------
+    >>> split_fused(["8", "2", "float", "sum", "-1", "12905.60", "10.4012905.60", "0"], 9)
+    ['8', '2', 'float', 'sum', '-1', '12905.60', '10.40', '12905.60', '0']
+    """
+    if len(tokens) != width - 1:
+        return tokens
+    for k, token in enumerate(tokens[3:], start=3):
+        fused = FUSED_RE.match(token)
+        if fused:
+            return tokens[:k] + list(fused.groups()) + tokens[k + 1:]
+    return tokens
 
 
 def infer_layout(tokens: list[str], halves: int = 2) -> Layout | None:
@@ -87,12 +144,12 @@ def infer_layout(tokens: list[str], halves: int = 2) -> Layout | None:
 def layout_from_header(tokens: list[str]) -> Layout | None:
     """The table layout from a '#  size  count  type ...' header line, or None if it is not one."""
     words = [t.lower() for t in tokens]
-    if not {"size", "count", "type", "time", "algbw", "busbw"} <= set(words):
+    if not {"size", "count", "type", "algbw", "busbw"} <= set(words) or not {"time", "cputime"} & set(words):
         return None
     has_redop, has_root = "redop" in words, "root" in words
     check = "error" if "error" in words else "wrong"
     name = "current" if has_root and check == "wrong" else ("legacy" if has_redop else "legacy_no_redop")
-    return Layout(name, has_redop, has_root, check)
+    return Layout(name, has_redop, has_root, check, per_iteration="i_min" in words)
 
 
 def title_half_ends(line: str, layout: Layout) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -103,13 +160,14 @@ def title_half_ends(line: str, layout: Layout) -> tuple[tuple[int, ...], tuple[i
     offset where a title ends is where its values end. None unless the line holds one title per
     column of ``layout`` (a leading lone ``#`` aside).
     """
-    words = list(re.finditer(r"\S+", line))
+    words = [w for w in re.finditer(r"\S+", line) if w.group().lower() != "timestamp"]  # -S 1 adds it at the end
     if words and words[0].group() == "#":
         words = words[1:]
     if len(words) != layout.width:
         return None
-    ends = tuple(w.end() for w in words[-2 * HALF_WIDTH:])
-    return ends[:HALF_WIDTH], ends[HALF_WIDTH:]
+    half = layout.half_width
+    ends = tuple(w.end() for w in words[-2 * half:])
+    return ends[:half], ends[half:]
 
 
 def blank_half(line: str, half_ends: tuple[tuple[int, ...], tuple[int, ...]] | None,
@@ -126,7 +184,7 @@ def blank_half(line: str, half_ends: tuple[tuple[int, ...], tuple[int, ...]] | N
     """
     columns = None
     if half_ends is not None:
-        ends = [w.end() for w in re.finditer(r"\S+", line)][-HALF_WIDTH:]
+        ends = [w.end() for w in re.finditer(r"\S+", line)][-len(half_ends[0]):]
         fits = [all(abs(a - b) <= ALIGN_SLACK for a, b in zip(ends, half)) for half in half_ends]
         if fits.count(True) == 1:
             columns = fits[0]  # values under the out-of-place titles: the in-place half is the blank one
@@ -135,7 +193,27 @@ def blank_half(line: str, half_ends: tuple[tuple[int, ...], tuple[int, ...]] | N
     return not_measured if columns in (None, not_measured) else None
 
 
-def parse_half(tokens: list[str], check: str) -> tuple[float | None, float, float, int | None, float | None]:
+def parse_half(tokens: list[str], check: str) -> tuple[float | None, float, float, int | None, float | None, dict]:
+    """One measurement's columns: time (us), algbw, busbw (GB/s), #wrong or error, and the ``-I 1`` columns if any.
+
+    Parameters
+    ----------
+    tokens : list of str
+        The half's columns (4, or 8 with :data:`ITER_COLUMNS`).
+    check : str
+        ``wrong`` or ``error``: what the fourth column holds.
+
+    Returns
+    -------
+    tuple
+        ``(time_us, algbw_gbps, busbw_gbps, wrong, error, iters)``; ``iters`` holds the :class:`Record` fields
+        ``iter_min_us``, ``iter_max_us``, ``iter_p99_us``, ``iter_cv_pct`` (empty without those columns).
+
+    Raises
+    ------
+    ValueError
+        A value that is not a number as nccl-tests prints it (a negative bandwidth or time, a fractional count).
+    """
     time_us = parse_float(tokens[0])
     algbw, busbw = parse_float(tokens[1]), parse_float(tokens[2])
     if algbw is None or busbw is None or algbw < 0 or busbw < 0 or (time_us is not None and time_us < 0):
@@ -152,5 +230,11 @@ def parse_half(tokens: list[str], check: str) -> tuple[float | None, float, floa
                 wrong = int(value)
     else:
         err = parse_float(tokens[3])
-    return time_us, algbw, busbw, wrong, err
+    iters = {}
+    if len(tokens) > HALF_WIDTH:
+        values = [parse_float(tok) for tok in tokens[HALF_WIDTH:HALF_WIDTH + len(ITER_COLUMNS)]]
+        if any(v is not None and v < 0 for v in values):
+            raise ValueError("per-iteration time")
+        iters = dict(zip(("iter_min_us", "iter_max_us", "iter_p99_us", "iter_cv_pct"), values))
+    return time_us, algbw, busbw, wrong, err, iters
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from gpucomm.measure.logs.nccl_tests_layouts import layout_from_header, looks_like_row
 
-__all__ = ["Line", "classify", "strip_prefix", "is_run_start", "run_spans", "row_size", "COMMENT_KINDS"]
+__all__ = ["Line", "classify", "strip_prefix", "is_run_start", "run_spans", "row_key", "COMMENT_KINDS"]
 
 PREFIXES = (
     # Open MPI --tag-output ([1,0]<stdout>:), Intel MPI / MPICH -l and -prepend-rank ([0]), a timestamp
@@ -24,6 +24,11 @@ PREFIXES = (
     re.compile(r"^\s*\d{1,6}:\s"),                        # srun --label
     re.compile(r"^\s*>\s?"),                              # Markdown quote (logs pasted into READMEs)
 )
+RANK_MARKER_RE = re.compile(r"\[\d{1,6}(?:,\d{1,6})?\](?:<(?:stdout|stderr)>)?:?")
+"""A launcher's rank marker (``[0]``, ``[1,0]<stdout>:``) inside a line: mpirun tags each chunk a rank writes, and
+nccl-tests writes a row in several ``printf`` calls (``writeBenchmarkLinePreamble``, ``writeBenchmarkLineBody``,
+``src/util.cu``), so markers land between its columns (``... -1[0]    1626.5    0.64 ...``, as posted in NCCL issue
+threads). A bus id (``[0x18]``, ``[0000:18:00]``) is not one."""
 MAX_PREFIXES = 4  # launchers nest (srun --label around mpirun --tag-output, then a timestamp): strip up to 4
 HEADER_RE = re.compile(r"nThread\s+(\d{1,9})\s+nGpus\s+(\d{1,9})\s+minBytes\s+(\d{1,20})\s+maxBytes\s+(\d{1,20})"
                         r"(?:\s+step:\s+(\d{1,20})\((factor|bytes)\))?")
@@ -43,6 +48,11 @@ COLLECTIVE_START_RE = re.compile(r"Collective test starting:\s*([a-z_]+?)(?:_per
 NOT_MEASURED_RE = re.compile(r"^(out-of-place|in-place)\s*:\s*not measured\b", re.IGNORECASE)
 # the first line of gpucomm bench's table (gpucomm.measure.results._sweep_comments)
 GPUCOMM_HEADER_RE = re.compile(r"^gpucomm\.measure\s+([a-z_]{1,40}):\s+(\d{1,9})\s+ranks\b")
+GPUCOMM_BACKEND_RE = re.compile(r"\bbackend\s+([a-z]{1,20})\b")
+# its '# time: one operation, the maximum over ranks (-a 3; ...)' line (_OVER_RANKS of gpucomm.measure.results)
+GPUCOMM_TIMING_RE = re.compile(r"^time: one operation, [^(]{0,80}\(-a ([0-3])\b")
+# nccl-tests' note when -R asks for more than the NCCL it runs on has (src/common.cu, v2.19.6)
+REGISTRATION_NOTE_RE = re.compile(r"^Option -R.{0,40}not supported before NCCL [\d.]{1,10}\.\s*(Defaulting to local|Ignoring)")
 GPUCOMM_ITERS_RE = re.compile(r"\biters\s+(\d{1,9})(?:\s+x\s+\d{1,9}\s+blocks)?,\s+warm-up\s+(\d{1,9}),\s+check\s+([01])\b")
 
 
@@ -53,6 +63,7 @@ COMMENT_KINDS = (
     ("source", SOURCE_RE), ("command", COMMAND_RE), ("run_header", HEADER_RE), ("max_bytes_reduced", REDUCED_RE),
     ("gpucomm_header", GPUCOMM_HEADER_RE), ("not_measured", NOT_MEASURED_RE), ("device", DEVICE_RE),
     ("version", VERSION_RE), ("collective_start", COLLECTIVE_START_RE), ("average", AVG_RE), ("out_of_bounds", OOB_RE),
+    ("gpucomm_timing", GPUCOMM_TIMING_RE),
 )
 """The kinds of ``#`` line, each with the pattern that recognises it (searched in the body after ``#``), in the order
 tried: the first that matches names the line."""
@@ -68,7 +79,7 @@ class Line:
         1-based line number in the text.
     kind : str
         A kind of :data:`COMMENT_KINDS`, ``column_titles``, ``comment`` (any other ``#`` line),
-        ``command_part`` (a command continued on the next line), ``command_end``, ``command_line``,
+        ``command_part`` (a command continued on the next line), ``command_end``, ``registration_note``, ``command_line``,
         ``row`` (a result row, maybe cut or garbled), ``other`` (an NCCL INFO line, anything else).
     text : str
         The line without its launcher prefixes (columns where nccl-tests put them).
@@ -119,10 +130,17 @@ def classify(number: int, raw: str, pending_command: bool = False) -> Line | Non
             if match:
                 return Line(number, kind, text, body, match)
         return Line(number, "column_titles" if layout_from_header(body.split()) is not None else "comment", text, body)
+    if RANK_MARKER_RE.search(stripped):
+        unmarked = RANK_MARKER_RE.sub(" ", text)
+        if looks_like_row(unmarked.split()):
+            text, stripped = unmarked, unmarked.strip()
     if stripped.endswith("\\") and (pending_command or COMMAND_START_RE.search(stripped)):
         return Line(number, "command_part", text, stripped)
     if pending_command:
         return Line(number, "command_end", text, stripped)
+    note = REGISTRATION_NOTE_RE.search(stripped)
+    if note:
+        return Line(number, "registration_note", text, stripped, note)
     is_row = looks_like_row(stripped.split())
     if "_perf" in stripped and PERF_RE.search(stripped) and not is_row:
         return Line(number, "command_line", text, stripped)
@@ -154,12 +172,38 @@ def is_run_start(stripped: str) -> bool:
     return bool(COMMAND_START_RE.search(stripped) or ("_perf" in stripped and PERF_RE.search(stripped)))
 
 
+def _restarts(keys: list[tuple[int, str, str]]) -> list[int]:
+    """Where a sweep starts again among the rows of one invocation (row keys: size, type, redop).
+
+    ``-d all`` and ``-o all`` sweep each type or operation in turn, and two runs can be printed one after the other
+    without a header between them: the size falls back to the start with another type or operation, or to the first
+    size of the sweep. A fall to any other size is a shuffled sweep, kept as one (a ``unordered_sizes`` warning).
+    """
+    starts = [0]
+    for k in range(1, len(keys)):
+        size, kind = keys[k][0], keys[k][1:]
+        before, first = keys[k - 1], keys[starts[-1]]
+        if size < before[0] and (kind != before[1:] or size <= first[0]):
+            starts.append(k)
+    return starts
+
+
 def run_spans(numbered: list[tuple[int, str]]) -> list[tuple[list[int], list[int]]]:
     """Split numbered lines into runs: per run, (indices of its lines, indices of its result rows).
 
     Invocations are cut at a :func:`is_run_start` line that follows result rows; inside one, sweeps are
-    cut where the size falls (each sweep keeps the invocation's lines before its first row and after
-    its last one), unless the invocation is several interleaved single-process runs.
+    cut where a sweep starts again (:func:`_restarts`; each sweep keeps the invocation's lines before its
+    first row and after its last one), unless the invocation is several interleaved single-process runs.
+
+    Parameters
+    ----------
+    numbered : list of (int, str)
+        The log's lines with their 1-based numbers.
+
+    Returns
+    -------
+    list of (list of int, list of int)
+        Per run, the indices (into ``numbered``) of its lines and of its result rows; runs without a row are left out.
     """
     invocations: list[list[int]] = [[]]
     has_rows = False
@@ -169,11 +213,11 @@ def run_spans(numbered: list[tuple[int, str]]) -> list[tuple[list[int], list[int
             invocations.append([])
             has_rows = False
         invocations[-1].append(i)
-        if stripped and not stripped.startswith("#") and looks_like_row(stripped.split()):
+        if row_key(raw) is not None:
             has_rows = True
     spans: list[tuple[list[int], list[int]]] = []
     for lines in invocations:
-        rows = [i for i in lines if row_size(numbered[i][1]) is not None]
+        rows = [i for i in lines if row_key(numbered[i][1]) is not None]
         if not rows:
             continue
         pre = [i for i in lines if i < rows[0]]
@@ -182,8 +226,7 @@ def run_spans(numbered: list[tuple[int, str]]) -> list[tuple[list[int], list[int
         ranks = [m.group(1) for i in pre for m in [DEVICE_RE.match(strip_prefix(numbered[i][1]).strip().lstrip("#").strip())]
                  if m]
         interleaved = headers > 1 or len(set(ranks)) != len(ranks)
-        starts = [0] + ([k for k in range(1, len(rows)) if row_size(numbered[rows[k]][1]) < row_size(numbered[rows[k - 1]][1])]
-                        if not interleaved else [])
+        starts = [0] if interleaved else _restarts([row_key(numbered[i][1]) for i in rows])
         for a, b in zip(starts, [*starts[1:], len(rows)]):
             first, last = rows[a], rows[b - 1]
             body = [i for i in lines if first <= i <= last]
@@ -191,12 +234,22 @@ def run_spans(numbered: list[tuple[int, str]]) -> list[tuple[list[int], list[int
     return spans
 
 
-def row_size(raw: str) -> int | None:
-    """The size of a result row (its first column), None for any other line."""
-    stripped = strip_prefix(raw).strip()
-    if not stripped or stripped.startswith("#"):
+def row_key(raw: str) -> tuple[int, str, str] | None:
+    """A result row's size, type and redop (empty when the layout has none); None for any other line.
+
+    Parameters
+    ----------
+    raw : str
+        The line as read.
+
+    Returns
+    -------
+    tuple or None
+        ``(size_bytes, type, redop)``.
+    """
+    line = classify(0, raw)
+    if line is None or line.kind != "row":
         return None
-    tokens = stripped.split()
-    return int(tokens[0]) if looks_like_row(tokens) else None
-
-
+    tokens = line.body.split()
+    redop = tokens[3] if len(tokens) > 3 and not tokens[3][:1].isdigit() and tokens[3][:1] != "-" else ""
+    return int(tokens[0]), tokens[2], redop

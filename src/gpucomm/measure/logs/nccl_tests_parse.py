@@ -19,12 +19,16 @@ from gpucomm.measure.logs.nccl_tests_header import (
     read_command,
     read_device,
     read_gpucomm_header,
+    read_gpucomm_timing,
+    read_registration_note,
     read_run_header,
     read_version,
 )
 from gpucomm.measure.logs.nccl_tests_layouts import (
     HALF_WIDTH,
+    LAYOUTS,
     SIGNED_INT_RE,
+    TIMESTAMP_RE,
     WRONG_MARK,
     Layout,
     blank_half,
@@ -32,6 +36,7 @@ from gpucomm.measure.logs.nccl_tests_layouts import (
     layout_from_header,
     parse_float,
     parse_half,
+    split_fused,
     title_half_ends,
 )
 from gpucomm.measure.logs.nccl_tests_lines import NCCL_VERSION_RE, Line, classify
@@ -41,6 +46,7 @@ from gpucomm.measure.logs.nccl_tests_shape import old_gather_scatter
 __all__ = ["ParseState", "HANDLERS", "parse_lines", "line_list"]
 
 HalfEnds = tuple[tuple[int, ...], tuple[int, ...]]
+LAYOUTS_BY_NAME = {layout.name: layout for layout in LAYOUTS.values() if not layout.per_iteration}
 
 NO_ROWS = ("no nccl-tests result rows found: expected lines such as '  1073741824  268435456  float  sum  -1  7163.5  "
            "149.89  224.84  0  7161.8  149.93  224.89  0' (size, count, type, [redop, root,] then time, algbw, busbw, "
@@ -201,13 +207,13 @@ def _row_layout(state: ParseState, tokens: list[str], text: str) -> tuple[Layout
         layout = infer_layout(tokens)
     if layout is not None:
         return layout, None
-    one_half = (header if header is not None and len(tokens) == header.width - HALF_WIDTH
+    one_half = (header if header is not None and len(tokens) == header.width - header.half_width
                 else infer_layout(tokens, halves=1) if header is None else None)
     blank = blank_half(text, state.half_ends, state.not_measured) if one_half is not None else None
     return (one_half if blank is not None else None), blank
 
 
-def _read_row(tokens: list[str], layout: Layout, blank: bool | None, number: int) -> list[Record]:
+def _read_row(tokens: list[str], layout: Layout, blank: bool | None, number: int, timestamp: str | None) -> list[Record]:
     """The records of one row (one per printed half); ValueError or IndexError when its values are not numbers."""
     size, count, dtype = int(tokens[0]), int(tokens[1]), tokens[2]
     k = 3
@@ -222,32 +228,50 @@ def _read_row(tokens: list[str], layout: Layout, blank: bool | None, number: int
         root = int(tokens[k])
         k += 1
     placements = (False, True) if blank is None else (not blank,)
-    halves = [parse_half(tokens[k + HALF_WIDTH * i:k + HALF_WIDTH * (i + 1)], layout.check) for i in range(len(placements))]
-    return [Record(size, count, dtype, redop, root, in_place, time_us, algbw, busbw, wrong, err, size, number)
-            for in_place, (time_us, algbw, busbw, wrong, err) in zip(placements, halves)]
+    half = layout.half_width
+    halves = [parse_half(tokens[k + half * i:k + half * (i + 1)], layout.check) for i in range(len(placements))]
+    return [Record(size, count, dtype, redop, root, in_place, time_us, algbw, busbw, wrong, err, size, number,
+                   timestamp=timestamp, **iters)
+            for in_place, (time_us, algbw, busbw, wrong, err, iters) in zip(placements, halves)]
+
+
+def _row_end(tokens: list[str], text: str) -> tuple[list[str], str, str | None]:
+    """A row without what follows its values: nccl-tests' ``-S 1`` timestamp (returned) and gpucomm bench's ``WRONG``."""
+    timestamp = None
+    if len(tokens) > 5 and TIMESTAMP_RE[0].match(tokens[-2]) and TIMESTAMP_RE[1].match(tokens[-1]):
+        timestamp = f"{tokens[-2]} {tokens[-1]}"
+        tokens, text = tokens[:-2], text[:text.rindex(tokens[-2])]
+    if tokens[-1] == WRONG_MARK:
+        tokens, text = tokens[:-1], text[:text.rindex(WRONG_MARK)]
+    return tokens, text, timestamp
 
 
 def _on_row(state: ParseState, line: Line) -> None:
-    tokens, text = line.body.split(), line.text
-    if tokens[-1] == WRONG_MARK:
-        tokens, text = tokens[:-1], text[:text.rindex(WRONG_MARK)]
+    tokens, text, timestamp = _row_end(line.body.split(), line.text)
     layout, blank = _row_layout(state, tokens, text)
+    expected = state.header_layout.width if state.header_layout is not None else LAYOUTS_BY_NAME["current"].width
     if layout is None:
-        expected = state.header_layout.width if state.header_layout is not None else 13
+        split = split_fused(tokens, expected)  # two numbers printed without a space between them
+        if split is not tokens:
+            layout, blank = _row_layout(state, split, text)
+            tokens = split if layout is not None else tokens
+    if layout is None:
         (state.incomplete if len(tokens) < expected else state.bad).append(line.number)
-        if len(tokens) == expected - HALF_WIDTH:
+        half = state.header_layout.half_width if state.header_layout is not None else HALF_WIDTH
+        if len(tokens) == expected - half:
             state.unplaced.append(line.number)
         return
     try:
-        records = _read_row(tokens, layout, blank, line.number)
+        records = _read_row(tokens, layout, blank, line.number, timestamp)
     except (ValueError, IndexError):
         state.bad.append(line.number)
         return
     if state.layout is None:
         state.layout = layout
     if blank is None and state.half_ends is None:
-        ends = [w.end() for w in re.finditer(r"\S+", text)][-2 * HALF_WIDTH:]
-        state.half_ends = (tuple(ends[:HALF_WIDTH]), tuple(ends[HALF_WIDTH:]))  # no title line: a full row says
+        half = layout.half_width
+        ends = [w.end() for w in re.finditer(r"\S+", text)][-2 * half:]
+        state.half_ends = (tuple(ends[:half]), tuple(ends[half:]))  # no title line: a full row says
     for record in records:
         if layout.check == "error":
             state.legacy_rows.append(len(state.records))
@@ -261,6 +285,8 @@ HANDLERS: dict[str, Callable[[ParseState, Line], None]] = {
     "out_of_bounds": _on_out_of_bounds, "column_titles": _on_column_titles, "comment": _ignore,
     "command_part": _on_command_part, "command_end": _on_command_end, "command_line": _on_command_line,
     "row": _on_row, "other": _ignore,
+    "gpucomm_timing": lambda state, line: read_gpucomm_timing(line.match, state.meta),
+    "registration_note": lambda state, line: read_registration_note(line.match, state.meta),
 }
 """The handler of each kind of line (:func:`gpucomm.measure.logs.nccl_tests_lines.classify`)."""
 
@@ -335,7 +361,7 @@ def parse_lines(numbered: list[tuple[int, str]], collective: str | None, num_ran
     command = next((c.strip() for c in state.commands if "_perf" in c), None)
     if command is not None:
         meta.setdefault("command", command)
-        read_command(meta["command"], meta)
+        read_command(meta["command"], meta, state.warnings)
     ranks_from_devices(state.devices, meta, state.warnings)
     _format_warnings(state)
     return finish_log(state.records, meta, state.warnings, collective=collective, num_ranks=num_ranks)

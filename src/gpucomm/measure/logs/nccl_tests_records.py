@@ -57,6 +57,13 @@ class Record:
         The ``size`` column as printed.
     line : int
         1-based line number in the text.
+    iter_min_us, iter_p50_us, iter_p99_us, iter_max_us, iter_mean_us, iter_stdev_us : float or None
+        Per-iteration times in microseconds (nccl-tests ``-I 1``: each iteration's time, the maximum over
+        process rows): the text prints ``i_min``, ``i_max``, ``i_p99``; the ``-J`` JSON all six. None where not printed.
+    iter_cv_pct : float or None
+        ``i_cv%``: standard deviation over mean of the per-iteration times, percent.
+    timestamp : str or None
+        The time the row was printed (nccl-tests ``-S 1``: ``YYYY-MM-DD HH:MM:SS``, local time).
     """
 
     size_bytes: int
@@ -72,6 +79,14 @@ class Record:
     max_error: float | None
     printed_size_bytes: int
     line: int
+    iter_min_us: float | None = None
+    iter_p50_us: float | None = None
+    iter_p99_us: float | None = None
+    iter_max_us: float | None = None
+    iter_mean_us: float | None = None
+    iter_stdev_us: float | None = None
+    iter_cv_pct: float | None = None
+    timestamp: str | None = None
 
     @property
     def time_s(self) -> float | None:
