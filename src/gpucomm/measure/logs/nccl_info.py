@@ -25,6 +25,13 @@ What is flagged (``Finding.code``):
     Processes print different ``NCCL version`` numbers; every rank must run the same NCCL.
 ``mixed_networks`` (error)
     Processes chose different networks (``Using network Socket`` here, ``IB`` there).
+``per_node_communicators`` (error)
+    Each node or process built its own communicator: nccl-tests printing its header or device list once per
+    process (built without MPI), or rank 0 of same-size communicators on several hosts with none spanning them.
+``torch_watchdog_timeout``, ``torch_collective_mismatch``, ``torch_watchdog_stuck`` (error), ``torch_flight_recorder_dump`` (info)
+    PyTorch's ProcessGroupNCCL lines: a collective that timed out (which ranks, how far each got, which
+    ranks are silent), ranks in different collectives at one sequence number, the heartbeat monitor, the
+    flight recorder's dump (:mod:`~gpucomm.measure.logs.nccl_info_torch`).
 ``warn_*`` and ``nccl_error_*`` (error, or warning)
     ``NCCL WARN`` lines, grouped by kind (IB completion errors, shared memory, CUDA IPC,
     ``Cuda failure``, socket errors, timeouts...), and NCCL's result strings
@@ -33,12 +40,14 @@ What is flagged (``Finding.code``):
     GPUs of one node connect through host shared memory (``via SHM``), or P2P is disabled by
     ``NCCL_P2P_DISABLE`` / ``NCCL_P2P_LEVEL``.
 ``no_gdrdma`` (warning)
-    InfiniBand/RoCE connections without ``/GDRDMA``: data is staged through host memory.
+    InfiniBand/RoCE connections without ``/GDRDMA``, or ``GPU Direct RDMA Disabled for HCA``: data is staged
+    through host memory.
 ``socket_network`` (warning)
     Traffic between nodes over TCP sockets (``NET/Socket``), with the reason the log shows
     (``NCCL_IB_DISABLE``, ``NET/IB : No device found``, libibverbs missing).
 ``nvls_unavailable`` (warning on NVSwitch GPUs, else info)
-    NVLink SHARP (NVLS) not available or disabled.
+    NVLink SHARP (NVLS) not available or disabled; never with one GPU per node, where NVLS cannot apply
+    (nor ``p2p_not_used`` for a P2P setting there).
 ``cross_socket`` (warning)
     The topology search found only ``SYS`` paths between GPUs (through the CPU-socket link).
 ``few_channels`` (warning)
@@ -46,10 +55,13 @@ What is flagged (``Finding.code``):
 ``forced_algorithm`` / ``forced_protocol`` (warning)
     ``NCCL_ALGO`` / ``NCCL_PROTO`` set in the environment.
 
+Counts are NCCL's own where it prints them (``nranks``, the ``N`` of ``Channel 05/N``, ``nNodes``,
+``localRanks``); where it does not, :attr:`NcclInfoLog.num_ranks_exact` says the rank count is a lower bound.
 The reader is split along its seams: :mod:`~gpucomm.measure.logs.nccl_info_lines` (the line formats),
 :mod:`~gpucomm.measure.logs.nccl_info_records` (the records), :mod:`~gpucomm.measure.logs.nccl_info_reader`
 (lines -> facts), :mod:`~gpucomm.measure.logs.nccl_info_checks` and
-:mod:`~gpucomm.measure.logs.nccl_info_warns` (facts -> findings). This module is the public entry point:
+:mod:`~gpucomm.measure.logs.nccl_info_warns`, :mod:`~gpucomm.measure.logs.nccl_info_communicators`,
+:mod:`~gpucomm.measure.logs.nccl_info_torch` (facts -> findings). This module is the public entry point:
 every public name is importable from here. It uses the standard library only (no torch).
 
 Examples
@@ -73,15 +85,21 @@ from gpucomm.measure.logs.nccl_info_reader import InfoLineReader
 from gpucomm.measure.logs.nccl_info_records import (
     SEVERITIES,
     ChannelCounts,
+    Communicator,
     Connection,
     Finding,
     GraphPattern,
     NcclInfoLog,
+    TestDevice,
+    TorchLog,
     TuningChoice,
     WarnLine,
+    WatchdogProgress,
+    WatchdogTimeout,
 )
 
 __all__ = ["Connection", "ChannelCounts", "GraphPattern", "TuningChoice", "WarnLine", "Finding", "NcclInfoLog",
+           "Communicator", "TestDevice", "TorchLog", "WatchdogTimeout", "WatchdogProgress",
            "parse_nccl_info_log", "bundled_info_log_names", "bundled_info_log_text", "read_bundled_info_log",
            "ALGORITHMS", "PROTOCOLS", "SEVERITIES"]
 
