@@ -28,9 +28,12 @@ A number, with the expected value computed when the page builds (a ``glue`` key 
     ```
 
 ``:answer:`` is a glue key of the same page, or a plain number where the answer is a count and
-not computed. ``:tolerance:`` is relative (``2%``) or absolute (``0.5``, in ``:unit:``); the
-default is 2 %. Choices are separated by ``|``; ``:correct:`` counts from 1. Inline code in a
-choice is written with backticks.
+not computed. The reader may type a unit after the number ("16,4 MB" against ``:unit: bytes``):
+``self_check.js`` converts sizes (B, KB/MB/GB/TB decimal, KiB/MiB/GiB/TiB binary, bits), times
+(s, ms, us, ns) and rates (a size per second) to the answer's unit, the first word of ``:unit:``,
+and says so, without grading, when the unit is of another kind.
+``:tolerance:`` is relative (``2%``) or absolute (``0.5``, in ``:unit:``); the default is 2 %.
+Choices are separated by ``|``; ``:correct:`` counts from 1. Inline code in a choice is written with backticks.
 
 Without JavaScript the explanation stays visible (the script hides it until the first check).
 """

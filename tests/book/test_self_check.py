@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -70,6 +72,46 @@ def test_helpers():
     assert ext.choice_html("`a<b`") == "<code>a&lt;b</code>"
 
 
+# A typed answer and the directive's :unit: -> the number in the answer's unit, or the start of the message.
+UNIT_CASES = [
+    ("16,4 MB", "bytes", 16.4e6),            # the issue's case: a decimal comma and a unit after the number
+    ("16.384e6", "bytes", 16.384e6),
+    ("15.6 MiB", "bytes", 15.6 * 2**20),
+    ("16,384,000 B", "bytes", 16_384_000),
+    ("1 500 KB", "bytes", 1.5e6),
+    ("0.5 ms", "us", 500),
+    ("500us", "ms", 0.5),
+    ("2 s", "ms", 2000),
+    ("1200 Gb/s", "GB/s", 150),              # bits per second: an upper-case prefix before a lower-case b
+    ("150 gb/s", "GB/s", 150),               # sloppy case: bytes
+    ("2.1 TB/s", "GB/s (algbw)", 2100),
+    ("150 GB/s (algbw)", "GB/s (algbw)", 150),
+    ("32 MiB", "GB", 32 * 2**20 / 1e9),
+    ("12 x", "x", 12),
+    ("3 nodes", "nodes", 3),
+    ("3 ms", "bytes", "“ms” is a time; the answer is a size"),
+    ("40 GB", "us", "“GB” is a size; the answer is a time"),
+    ("3 foo", "bytes", "“foo” is not a unit"),
+    ("12 GB", "x", "The answer is in x, not a size"),
+]
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="no node to run self_check.js")
+def test_units_after_the_number_are_converted():
+    """self_check.js reads a unit after the number: converts sizes (decimal and binary), times and rates to the
+    answer's unit, and names the mismatch when the unit is of another kind."""
+    script = ROOT / "book" / "_ext" / "self_check_static" / "self_check.js"
+    program = (f"const s = require({json.dumps(str(script))});"
+               f"const cases = {json.dumps([c[:2] for c in UNIT_CASES])};"
+               "console.log(JSON.stringify(cases.map(([t, u]) => s.toAnswerUnit(s.readAnswer(t), u))));")
+    results = json.loads(subprocess.run(["node", "-e", program], capture_output=True, text=True, check=True).stdout)
+    for (typed, unit, want), got in zip(UNIT_CASES, results, strict=True):
+        if isinstance(want, str):
+            assert got.get("error", "").startswith(want), (typed, unit, got)
+        else:
+            assert "error" not in got and got["value"] == pytest.approx(want, rel=1e-9), (typed, unit, got)
+
+
 # --- slow: the built pages in a browser -------------------------------------------------------------
 
 def quiz_pages() -> list[str]:
@@ -118,6 +160,36 @@ COVERED_JS = r"""() => {
   }
   return out;
 }"""
+
+
+UNIT_PAGE = "book/llama70b_tp4.html"  # its first number check is in bytes (16,384,000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390px", "1280px"])
+def test_a_unit_after_the_number_is_read(browser, base_url, viewport):  # noqa: F811 - fixtures
+    """In the page, "16,4 MB" against the bytes answer is right (converted, and said so), "16,4 ms" is not graded
+    (the reader is told it is a time), and a plain number is still read as bytes."""
+    if not (HTML / UNIT_PAGE).is_file():
+        pytest.skip(f"no {UNIT_PAGE} in {HTML}")
+    requests: list[str] = []
+    context, page = _open(browser, base_url + UNIT_PAGE, viewport, requests)
+    try:
+        check = page.locator('.gc-check[data-kind="number"][data-unit="bytes"]').first
+        answer = float(check.get_attribute("data-answer"))
+        box = check.locator(".gc-check-number")
+        mb = f"{answer / 1e6:.1f}".replace(".", ",") + " MB"
+        box.fill(mb)
+        _check(page, check, "Right")
+        assert "MB =" in check.locator(".gc-check-feedback").inner_text()
+        box.fill(f"{answer / 1e6:.1f} ms")
+        check.locator(".gc-check-button").click()
+        feedback = check.locator(".gc-check-feedback").inner_text()
+        assert "is a time" in feedback and "size" in feedback, feedback
+        box.fill(f"{answer / 1e6 * 3:.1f} MB")
+        _check(page, check, "Wrong")
+    finally:
+        context.close()
 
 
 @pytest.mark.slow
