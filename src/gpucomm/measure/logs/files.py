@@ -38,7 +38,8 @@ def read_log_text(path: str, expected: str = "the text output of an nccl-tests b
     ------
     GpucommError
         One line: the file is missing, a directory, unreadable, larger than
-        :data:`MAX_LOG_BYTES`, or binary (NUL bytes).
+        :data:`MAX_LOG_BYTES`, gzip-compressed (with the command that decompresses it), or binary (NUL bytes;
+        with a hint for UTF-16 without a byte-order mark). UTF-16 with its byte-order mark is decoded.
     """
     if path == "-":
         data = sys.stdin.buffer.read(MAX_LOG_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
@@ -52,6 +53,21 @@ def read_log_text(path: str, expected: str = "the text output of an nccl-tests b
         where = repr(path)
     if len(data) > MAX_LOG_BYTES:
         raise GpucommError(f"log {where} is larger than {MAX_LOG_BYTES // 2**20} MiB: expected {expected}")
+    text = _utf16_text(data)
+    if text is not None:
+        return text
+    if data[:2] == b"\x1f\x8b":  # gzip's magic number (RFC 1952, section 2.3.1)
+        name = "log.gz" if path == "-" else path
+        raise GpucommError(f"log {where} is gzip-compressed: decompress it first (zcat {name} | gpucomm ... -); "
+                           f"expected {expected}")
     if b"\x00" in data:
-        raise GpucommError(f"log {where} is binary (it contains NUL bytes): expected {expected}")
+        raise GpucommError(f"log {where} is binary (it contains NUL bytes; UTF-16 text without a byte-order mark? "
+                           f"convert it with iconv -f UTF-16 -t UTF-8): expected {expected}")
     return data.decode("utf-8", errors="replace")
+
+
+def _utf16_text(data: bytes) -> str | None:
+    """The text of UTF-16 data that starts with its byte-order mark (PowerShell's ``>`` writes such files), else None."""
+    if data[:2] not in (b"\xff\xfe", b"\xfe\xff"):
+        return None
+    return data.decode("utf-16", errors="replace")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpucomm.measure.logs.nccl_tests_records import SOURCE_WORDS, LogWarning, ParsedLog, Record, algbw_factor
+from gpucomm.measure.logs.nccl_tests_records import SOURCE_WORDS, TYPE_BYTES, LogWarning, ParsedLog, Record, algbw_factor
 from gpucomm.measure.logs.nccl_tests_shape import (
     MIN_RATIO_ALGBW_GBPS,
     algbw_agrees,
@@ -160,6 +160,75 @@ def _check_in_place_outliers(records: list[Record], meta: dict, warnings: list[L
                                 "measurement; rerun with more iterations (-n) before drawing conclusions"))
 
 
+def _check_stated_shape(records: list[Record], meta: dict, warnings: list[LogWarning]) -> None:
+    """``inconsistent_shape``: busbw / algbw does not fit the collective and rank count the log itself states.
+
+    busbw is algbw times the factor of the run's collective and rank count (nccl-tests ``doc/PERFORMANCE.md``), so a
+    device list of 8 ranks beside rows whose busbw / algbw is 1.5 (all_reduce on 4 ranks) is a log pasted together
+    from two runs, or edited. Values given by the caller are checked by :func:`check_given_shape` instead.
+    """
+    collective, n = meta.get("collective"), meta.get("num_ranks")
+    stated = meta.get("num_ranks_source") in ("devices", "command", "gpucomm_header", "json")
+    rows = [r for r in ratio_rows(records) if r.algbw_gbps >= MIN_RATIO_ALGBW_GBPS]
+    if not stated or meta.get("collective_source") == "argument" or collective not in COLLECTIVES or not n or not rows \
+            or meta.get("old_algbw_ranks"):
+        return
+    if factor_fits(rows, busbw_factor(collective, n)):
+        return
+    best = max(rows, key=lambda r: r.algbw_gbps)
+    fitting = ranks_fitting(rows, collective)[:1]
+    warnings.append(LogWarning(
+        "inconsistent_shape", f"busbw/algbw of the rows is {best.busbw_gbps / best.algbw_gbps:.4g} (line {best.line}), not "
+                              f"{busbw_factor(collective, n):g}, the factor of {collective} on {n} ranks "
+                              f"({SOURCE_WORDS.get(meta['num_ranks_source'], meta['num_ranks_source'])})"
+                              + (f"; the rows fit {collective} on {fitting[0]} ranks" if fitting else "")
+                              + ": the header and the rows come from different runs, or the log was edited"))
+
+
+def _check_size_count(records: list[Record], meta: dict, warnings: list[LogWarning]) -> None:
+    """``size_mismatch``: a size that is not count x type size (x ranks where the count is per rank).
+
+    nccl-tests prints ``size`` and ``count`` of one buffer (``writeBenchmarkLinePreamble``, ``src/util.cu``): size =
+    count x type size, times the ranks for all_gather, reduce_scatter and all_to_all, whose count is per rank
+    (``getCollByteCount`` of each test). Old layouts are left out (their sizes followed other rules, :func:`old_gather_scatter`).
+    """
+    if meta.get("layout") not in ("current", "json"):
+        return
+    chunked = meta.get("collective") in ("all_gather", "reduce_scatter", "all_to_all")
+    n = meta.get("num_ranks")
+    bad = []
+    for r in records:
+        type_bytes = TYPE_BYTES.get(r.type.lower())
+        if not type_bytes:
+            continue
+        per_buffer = r.count * type_bytes
+        if chunked:
+            fits = per_buffer * n == r.size_bytes if n else per_buffer > 0 and r.size_bytes % per_buffer == 0
+        else:
+            fits = per_buffer == r.size_bytes or (meta.get("collective") is None and per_buffer > 0
+                                                  and r.size_bytes % per_buffer == 0)
+        if not fits:
+            bad.append(r)
+    if bad:
+        r = bad[0]
+        warnings.append(LogWarning(
+            "size_mismatch", f"{len({x.line for x in bad})} row(s) whose size is not count x type size"
+                             + (" x ranks" if chunked else "") + f" (line {r.line}: {r.size_bytes} B, count {r.count} "
+                             f"{r.type}): the row was edited or comes from another tool"))
+
+
+def _check_order(records: list[Record], meta: dict, warnings: list[LogWarning]) -> None:
+    """``unordered_sizes``: sizes that do not grow from one row to the next (nccl-tests sweeps upwards, ``-b`` to ``-e``)."""
+    rows = sorted({r.line: r.size_bytes for r in records}.items())
+    falls = [(line, size, before) for (line, size), (_, before) in zip(rows[1:], rows) if size < before]
+    if falls:
+        line, size, before = falls[0]
+        warnings.append(LogWarning(
+            "unordered_sizes", f"{len(falls)} row(s) smaller than the row before (first line {line}: {size} B after "
+                               f"{before} B): nccl-tests sweeps sizes upwards, so the rows were shuffled or pasted "
+                               "together from several runs"))
+
+
 def _check_dips(records: list[Record], meta: dict, warnings: list[LogWarning]) -> None:
     """``busbw_dip`` and ``busbw_drop`` of each placement (:func:`busbw_dips_and_cliff`)."""
     for in_place in (False, True):
@@ -278,8 +347,8 @@ def check_stopped_early(records: list[Record], meta: dict, warnings: list[LogWar
 
 
 CHECKS: tuple[Callable[[list[Record], dict, list[LogWarning]], None], ...] = (
-    _check_wrong, _check_legacy_error, _check_one_rank, _check_duplicates, _check_algbw, _check_in_place_outliers,
-    _check_dips, check_stopped_early)
+    _check_wrong, _check_legacy_error, _check_one_rank, _check_stated_shape, _check_size_count, _check_order,
+    _check_duplicates, _check_algbw, _check_in_place_outliers, _check_dips, check_stopped_early)
 """The checks :func:`check_records` runs, in order: each ``check(records, meta, warnings)`` appends what it finds."""
 
 

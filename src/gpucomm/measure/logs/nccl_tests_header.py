@@ -292,6 +292,7 @@ def read_gpucomm_header(body: str, match: re.Match, meta: dict) -> None:
     meta : dict
         Completed in place (``collective``, ``num_ranks``, ``backend``, ``iters``, ``warmup_iters``, ``validation``).
     """
+    meta["gpucomm_table"] = True
     name, ranks = match.group(1), int(match.group(2))
     if name in COLLECTIVES and "collective" not in meta:
         meta["collective"], meta["collective_source"] = name, "gpucomm_header"

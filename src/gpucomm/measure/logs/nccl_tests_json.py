@@ -122,7 +122,25 @@ def _record(item: object, position: int, in_place: bool) -> Record | None:
     root = str(item.get("root", "")).strip()
     return Record(size, count, type_name, redop,
                   int(root) if re.fullmatch(r"-?\d{1,9}", root) else None, in_place, time_us, algbw, busbw,
-                  None if wrong is None else int(wrong), None, size, position)
+                  None if wrong is None else int(wrong), None, size, position,
+                  **_iteration_stats(item.get("in_place_per_iter" if in_place else "out_of_place_per_iter")))
+
+
+_PER_ITER_KEYS = (("min_us", "iter_min_us"), ("p50_us", "iter_p50_us"), ("p99_us", "iter_p99_us"), ("max_us", "iter_max_us"),
+                  ("avg_us", "iter_mean_us"), ("stdev_us", "iter_stdev_us"), ("cv_pct", "iter_cv_pct"))
+"""``-I 1``'s per-iteration statistics in the JSON (``writePerIterReport``, ``src/util.cu`` v2.19.6) -> :class:`Record` fields."""
+
+
+def _iteration_stats(stats: object) -> dict:
+    """The :class:`Record` fields of a ``*_per_iter`` object (nothing where there is none; ValueError if not numbers)."""
+    if stats is None:
+        return {}
+    if not isinstance(stats, dict):
+        raise ValueError(stats)
+    values = {field: _number(stats.get(key)) for key, field in _PER_ITER_KEYS}
+    if any(v is not None and v < 0 for v in values.values()):
+        raise ValueError(stats)
+    return values
 
 
 def parse_nccl_tests_json(text: str, *, collective: str | None = None, num_ranks: int | None = None) -> ParsedLog:
@@ -131,7 +149,7 @@ def parse_nccl_tests_json(text: str, *, collective: str | None = None, num_ranks
     Parameters
     ----------
     text : str
-        The file's text.
+        The file's text: one JSON object per run, or several written one after another (``cat a.json b.json``).
     collective, num_ranks : optional
         As for :func:`gpucomm.measure.logs.nccl_tests.parse_nccl_tests`: override what the file says.
 
@@ -139,10 +157,10 @@ def parse_nccl_tests_json(text: str, *, collective: str | None = None, num_ranks
     -------
     ParsedLog
         As the text parser's, with ``layout`` ``"json"`` and ``json_version``; each record's ``line``
-        is its position in ``results`` (1-based). ``date`` is the file's ``start_time``; ``env`` holds
-        the ``NCCL_*`` variables of the run. Several sweeps in one file (``-d all``, ``-o all``: the
-        sizes start again) are read as one, with a ``several_runs`` warning: see
-        :func:`parse_nccl_tests_json_runs`.
+        is its position in ``results`` (1-based, counted on across the objects). ``date`` is the file's
+        ``start_time``; ``env`` holds the ``NCCL_*`` variables of the run. Several sweeps in one file (``-d all``,
+        ``-o all``: the sizes start again; or several objects) are read as one, with a ``several_runs`` warning:
+        see :func:`parse_nccl_tests_json_runs`.
 
     Raises
     ------
@@ -160,7 +178,10 @@ def parse_nccl_tests_json(text: str, *, collective: str | None = None, num_ranks
     >>> log.metadata["collective"], log.metadata["num_ranks"], log.in_place()[0].busbw_gbps
     ('all_gather', 2, 107.48)
     """
-    records, meta, warnings, sweeps = _read(text, collective, num_ranks)
+    runs = _read(text, collective, num_ranks)
+    records = [r for run in runs for r in run[0]]
+    meta, warnings = runs[0][1], [w for run in runs for w in run[2]]
+    sweeps = [sweep for run in runs for sweep in run[3]]
     if len(sweeps) > 1:
         warnings.append(LogWarning("several_runs", f"{len(sweeps)} sweeps in one file (the sizes start again at result "
                                                    f"{', '.join(str(first) for first, _ in sweeps[1:4])}), read here as "
@@ -171,40 +192,76 @@ def parse_nccl_tests_json(text: str, *, collective: str | None = None, num_ranks
 def parse_nccl_tests_json_runs(text: str, *, collective: str | None = None,
                                num_ranks: int | None = None) -> tuple[ParsedLog, ...]:
     """:func:`parse_nccl_tests_json`, one :class:`ParsedLog` per sweep (``-d all`` and ``-o all`` sweep each type or
-    operation in turn, in one file): each ``metadata`` has ``run``, ``runs`` and ``lines`` (first and last result).
+    operation in turn, in one object; several objects written one after another are one run each at least): each
+    ``metadata`` has ``run``, ``runs`` and ``lines`` (first and last result).
 
     Raises
     ------
     GpucommError
         As :func:`parse_nccl_tests_json`.
     """
-    records, meta, warnings, sweeps = _read(text, collective, num_ranks)
+    parts = [(records, meta, warnings, sweep) for records, meta, warnings, sweeps in _read(text, collective, num_ranks)
+             for sweep in sweeps]
     runs = []
-    for k, (first, last) in enumerate(sweeps, start=1):
+    for k, (records, meta, warnings, (first, last)) in enumerate(parts, start=1):
         mine = [r for r in records if first <= r.line <= last]
-        runs.append(finish_log(mine, dict(meta, run=k, runs=len(sweeps), lines=(first, last)), list(warnings),
+        runs.append(finish_log(mine, dict(meta, run=k, runs=len(parts), lines=(first, last)), list(warnings),
                                collective=collective, num_ranks=num_ranks))
     return tuple(runs)
 
 
-def _read(text: str, collective: str | None, num_ranks: int | None
-          ) -> tuple[list[Record], dict, list[LogWarning], list[tuple[int, int]]]:
-    """Records, metadata, warnings and the (first, last) result positions of each sweep of a JSON output."""
+Part = tuple[list[Record], dict, list[LogWarning], list[tuple[int, int]]]
+
+
+def _documents(text: str) -> tuple[list[dict], LogWarning | None]:
+    """The JSON objects of a file, one after another; the last one salvaged (with a ``json_cut`` warning) if cut short."""
+    decoder = json.JSONDecoder()
+    docs: list = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= len(text):
+            return docs, None
+        try:
+            doc, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            rest = text[pos:]
+            salvaged, read = _salvage(rest)
+            if not salvaged.get("results"):
+                if docs and not rest.lstrip().startswith("{"):
+                    raise GpucommError(f"not nccl-tests JSON output after its object {len(docs)} ({exc.msg} at line "
+                                       f"{exc.lineno}): expected {_EXPECTED}") from None
+                raise GpucommError(f"not nccl-tests JSON output ({exc.msg} at line {exc.lineno}): expected {_EXPECTED}") from None
+            docs.append(salvaged)
+            return docs, LogWarning("json_cut", f"the JSON output ends at line {exc.lineno} before its closing brace "
+                                                f"(the run stopped, or the file was cut): {read} complete result(s) read")
+        docs.append(doc)
+
+
+def _read(text: str, collective: str | None, num_ranks: int | None) -> list[Part]:
+    """Per JSON object of the file: its records, metadata, warnings and the (first, last) result positions of each sweep."""
     check_overrides(text, collective, num_ranks)
+    docs, cut = _documents(text)
+    parts: list[Part] = []
+    offset = 0
+    for k, doc in enumerate(docs):
+        part = _read_document(doc, offset)
+        if cut is not None and k == len(docs) - 1:
+            part[2].insert(0, cut)
+        parts.append(part)
+        offset += len(doc["results"]) if isinstance(doc, dict) and isinstance(doc.get("results"), list) else 0
+    return parts
+
+
+def _read_document(doc: object, offset: int) -> Part:
+    """One JSON object: records (positions after ``offset``), metadata, warnings, sweeps."""
     warnings: list[LogWarning] = []
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        doc, read = _salvage(text)
-        if not doc.get("results"):
-            raise GpucommError(f"not nccl-tests JSON output ({exc.msg} at line {exc.lineno}): expected {_EXPECTED}") from None
-        warnings.append(LogWarning("json_cut", f"the JSON output ends at line {exc.lineno} before its closing brace "
-                                               f"(the run stopped, or the file was cut): {read} complete result(s) read"))
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise GpucommError(f"JSON without a 'results' list: expected {_EXPECTED}")
     records: list[Record] = []
     bad: list[int] = []
-    for position, item in enumerate(doc["results"], start=1):
+    for position, item in enumerate(doc["results"], start=offset + 1):
         try:
             halves = [_record(item, position, in_place) for in_place in (False, True)]
         except (ValueError, KeyError, TypeError):

@@ -12,7 +12,9 @@ nccl-tests prints an out-of-place and an in-place measurement for every size; bo
 fit reads) is the in-place one by default, as ``gpucomm bench`` measures torch's in-place
 ``all_reduce`` (``placement``; ``in_place=False`` for the other). Values are taken as printed:
 nccl-tests averages the time over ranks by default (``-a 1``) where ``gpucomm bench`` reports the
-slowest rank.
+slowest rank; the metadata's ``timing`` and ``time_over_ranks`` say which (from the command's ``-a`` or
+gpucomm bench's header). A ``gpucomm bench`` table keeps its backend (``gloo`` on CPU) and is
+recorded with ``source_tool`` ``gpucomm.bench``.
 
 Standard library and :mod:`gpucomm.model` only (no torch).
 """
@@ -23,7 +25,7 @@ import datetime as _dt
 
 import gpucomm
 from gpucomm.measure.config import PLACEMENTS
-from gpucomm.measure.logs.nccl_tests import SOURCE_WORDS, ParsedLog, Record, parse_nccl_tests_runs
+from gpucomm.measure.logs.nccl_tests import SOURCE_WORDS, ParsedLog, Record, legacy_error_bound, parse_nccl_tests_runs
 from gpucomm.measure.logs.nccl_tests_json import looks_like_json, parse_nccl_tests_json_runs
 from gpucomm.measure.results import SCHEMA_VERSION, format_footer, sweep_record
 from gpucomm.model.collectives import COLLECTIVES, REGISTRY, busbw_factor
@@ -121,11 +123,35 @@ def _chunked(collective: str | None, num_ranks: int | None) -> bool:
 
 
 def _measurement(row: Record | None, iters: int | None) -> dict | None:
-    """One half of a printed row as a placement's measurement (:data:`gpucomm.measure.results.MEASUREMENT_KEYS`)."""
+    """One half of a printed row as a placement's measurement (:data:`gpucomm.measure.results.MEASUREMENT_KEYS`).
+
+    The per-iteration statistics of nccl-tests ``-I 1`` go to the ``iter_*_s`` fields, in seconds (the text prints
+    minimum, maximum and 99th percentile; the JSON also the median, mean and standard deviation).
+    """
     if row is None:
         return None
+    per_iter = {f"iter_{name}_s": None if getattr(row, f"iter_{name}_us") is None else getattr(row, f"iter_{name}_us") * 1e-6
+                for name in ("min", "p50", "p99", "max", "mean", "stdev")}
     return {"time_s": row.time_us * 1e-6, "algbw_bytes_per_s": row.algbw_gbps * 1e9,
-            "busbw_bytes_per_s": row.busbw_gbps * 1e9, "num_wrong": row.wrong, "iters": iters}
+            "busbw_bytes_per_s": row.busbw_gbps * 1e9, "num_wrong": row.wrong, "iters": iters, **per_iter}
+
+
+OVER_RANKS_TEXT = {"rank0": "rank 0's time (-a 0)", "avg": "the mean over ranks (-a 1)",
+                   "min": "the minimum over ranks (-a 2)", "max": "the maximum over ranks (-a 3)"}
+"""How the printed time was reduced over ranks, by ``time_over_ranks`` (nccl-tests ``-a``; ``Allreduce`` in
+``src/common.cu`` v2.19.6; ``gpucomm bench -a`` takes the same values, its default being 3)."""
+
+
+def _timing(m: dict) -> str:
+    """The ``timing`` text of the metadata: how the log's times were reduced over ranks, and how that is known."""
+    over = m.get("time_over_ranks")
+    if over in OVER_RANKS_TEXT:
+        where = {"command": "the command's -a", "gpucomm_header": "gpucomm bench's header"}.get(
+            m.get("time_over_ranks_source"), "the log")
+        return f"as printed: {OVER_RANKS_TEXT[over]}, from {where}"
+    if m.get("gpucomm_table"):
+        return "as printed: gpucomm bench's table without its timing line (its default is the maximum over ranks, -a 3)"
+    return "as printed by nccl-tests (average over ranks by default, -a 1)"
 
 
 def log_to_results(log: ParsedLog, *, in_place: bool = True, input_name: str | None = None) -> tuple[dict, list[dict]]:
@@ -217,7 +243,7 @@ def _results_meta(log: ParsedLog, records: list[dict], *, primary: str, present:
         "record": "meta",
         "schema": SCHEMA_VERSION,
         "tool": "gpucomm.parse",
-        "source_tool": "nccl-tests",
+        "source_tool": "gpucomm.bench" if m.get("gpucomm_table") else "nccl-tests",
         "gpucomm_version": gpucomm.__version__,
         "date": m.get("date"),  # the JSON output's start time; the text output prints no date
         "parsed_at": _dt.datetime.now(_dt.timezone.utc).astimezone().isoformat(timespec="seconds"),
@@ -232,8 +258,8 @@ def _results_meta(log: ParsedLog, records: list[dict], *, primary: str, present:
         "devices": [f"{d.get('name') or 'GPU'} (device {d.get('device')}, bus {d.get('bus_id')})" for d in devices],
         "num_ranks": n,
         "num_ranks_source": m.get("num_ranks_source"),
-        "backend": "nccl",
-        "backend_note": None,
+        "backend": m.get("backend") or "nccl",  # gpucomm bench's table says its backend (gloo on CPU); nccl-tests runs NCCL
+        "backend_note": (f"from the gpucomm bench table's header: backend {m['backend']}" if m.get("backend") else None),
         "launcher": None,
         "collective": collective,
         "collective_source": m.get("collective_source"),
@@ -252,7 +278,12 @@ def _results_meta(log: ParsedLog, records: list[dict], *, primary: str, present:
         "placement": primary,
         "placements": present,
         "placement_note": "; ".join(notes) or None,
-        "timing": "as printed by nccl-tests (average over ranks by default, -a 1)",
+        "timing": _timing(m),
+        "time_over_ranks": m.get("time_over_ranks"),
+        "buffer_registration": m.get("buffer_registration"),
+        "out_of_bounds": m.get("out_of_bounds"),
+        "max_error": max((r.max_error for r in log.records if r.max_error is not None), default=None),
+        "error_bound": _error_bound(log),
         "nccl_version": m.get("nccl_version"),
         "nccl_tests_version": m.get("version"),
         "command": m.get("command"),
@@ -263,6 +294,35 @@ def _results_meta(log: ParsedLog, records: list[dict], *, primary: str, present:
         "argv": [],
     }
     return meta
+
+
+def _error_bound(log: ParsedLog) -> float | None:
+    """nccl-tests' bound on the old ``error`` column for this log's type and ranks (None in the current layout)."""
+    typed = [r for r in log.records if r.max_error is not None]
+    if not typed:
+        return None
+    return legacy_error_bound(typed[0].type, log.metadata.get("num_ranks") or 2)
+
+
+def _footer(m: dict, records: list[dict]) -> list[str]:
+    """The summary lines of ``gpucomm parse``'s table: the log's own verdict where it printed one.
+
+    nccl-tests' ``Out of bounds values`` counts wrong values (``writeResultFooter``, ``src/util.cu``), which the rows
+    do not give back (``#wrong`` sums elements over ranks), so the log's own line is reprinted as printed. In the
+    old layout the check is the ``error`` column, the largest deviation: its largest value is shown beside
+    nccl-tests' bound (:func:`gpucomm.measure.logs.nccl_tests.legacy_error_bound`), never ``N/A (check off)``
+    when the header says ``validation: 1``.
+    """
+    lines = format_footer(records).splitlines()
+    first = lines[0].split(":", 1)[0] + ": " if lines else ""
+    if m.get("out_of_bounds") is not None:
+        count = m["out_of_bounds"]
+        lines[0] = f"{first}{count} {'FAILED' if count else 'OK'} (as the log prints it)"
+    elif m.get("max_error") is not None:
+        verdict = "FAILED" if m["max_error"] > (m.get("error_bound") or 0.0) else "OK"
+        lines[0] = (f"{first}N/A: the old 'error' column holds the largest deviation, {m['max_error']:g} "
+                    f"(nccl-tests' bound {m['error_bound']:g}): {verdict}")
+    return lines
 
 
 def _source(meta: dict, key: str) -> str:
@@ -312,7 +372,7 @@ def format_log_table(meta: dict, records: list[dict], input_name: str) -> str:
     for rank, (host, device) in enumerate(zip(m.get("rank_hosts", []), m.get("devices", []))):
         lines.append(f"#  rank {rank:3d} on {host}: {device}")
     factor = m["busbw_factor"]
-    lines.append("# time: as printed (nccl-tests averages over ranks by default); GB/s = 1e9 B/s; busbw as printed"
+    lines.append(f"# time: {m['timing'].removeprefix('as printed: ')}; GB/s = 1e9 B/s; busbw as printed"
                  + (f" (= algbw * {factor:g})" if factor is not None else ""))
     primary = m["placement"].replace("-", "_")
     lines.append(f"# both placements are kept; gpucomm fit uses the {primary.replace('_', '-')} one (marked *)")
@@ -335,8 +395,8 @@ def format_log_table(meta: dict, records: list[dict], input_name: str) -> str:
             row += (_cell(h["time_s"] * 1e6, 10) + _cell(h["algbw_bytes_per_s"] / 1e9, 8)
                     + _cell(h["busbw_bytes_per_s"] / 1e9, 8) + f"{wrong:>7}")
         lines.append(row)
-    # the same footer as gpucomm bench's, worded as nccl-tests' (writeResultFooter)
-    lines += format_footer(records).splitlines()
+    # the same footer as gpucomm bench's, worded as nccl-tests' (writeResultFooter), with the log's own verdict
+    lines += _footer(m, records)
     if m.get("placement_note"):
         lines.append(f"# note: {m['placement_note']}")
     for w in m["warnings"]:
