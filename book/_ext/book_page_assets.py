@@ -29,6 +29,10 @@ Live calculators
     at build time from :func:`gpucomm.viz.calculators.live.browser_zip` into
     ``_static/gpucomm_live/``, named by its content's hash (a browser never runs a stale copy) and passed to the script in its
     ``data-package`` attribute. Other pages load none of it.
+One tag each
+    A script or stylesheet registered twice (sphinx-thebe's inline configuration, which Jupyter Book
+    adds twice and whose second copy throws "Identifier 'THEBE_JS_URL' has already been declared") is
+    written once per page.
 Narrow screens
     Every page gets ``gpucomm_layout.css`` and ``gpucomm_layout.js`` (``book/_ext/layout_static/``, a few KB):
     inline code and links wrap instead of widening the page, each wide table scrolls sideways in its own
@@ -168,6 +172,55 @@ def write_live_package(app: Sphinx, exception: Exception | None) -> None:
     target.write_bytes(data)
 
 
+def asset_key(asset: Any) -> tuple:
+    """What makes two of a page's script (or stylesheet) tags the same tag.
+
+    Parameters
+    ----------
+    asset : sphinx.builders.html._assets._JavaScript or _CascadingStyleSheet
+        One entry of a page's ``script_files`` (or ``css_files``); a plain string in old Sphinx.
+
+    Returns
+    -------
+    tuple
+        The file name (``""`` for an inline script) and the attributes, the inline body among them.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Asset
+    >>> asset_key(Asset(filename=None, attributes={"body": "const A = 1"}))
+    ('', (('body', 'const A = 1'),))
+    >>> asset_key(Asset(filename=None, attributes={})) == asset_key(Asset(filename="", attributes={}))
+    True
+    """
+    if isinstance(asset, str):
+        return (asset, ())
+    return (asset.filename or "", tuple(sorted((k, str(v)) for k, v in (asset.attributes or {}).items())))
+
+
+def drop_duplicate_assets(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                          doctree: Any) -> None:
+    """``html-page-context`` handler, run after every other: each script and stylesheet tag once per page.
+
+    sphinx-thebe adds its inline ``const THEBE_JS_URL = ...`` script on every ``env-before-read-docs``,
+    which Jupyter Book emits twice; Sphinx keeps both copies (one registered with ``filename=None``, one
+    with ``""``, so they compare unequal), and the second throws "Identifier 'THEBE_JS_URL' has already been
+    declared" on every page. Identical tags are dropped here, the first of each kept in its place.
+    """
+    for key in ("script_files", "css_files"):
+        assets = context.get(key)
+        if not isinstance(assets, list):
+            continue
+        seen: set[tuple] = set()
+        unique = []
+        for asset in assets:
+            k = asset_key(asset)
+            if k not in seen:
+                seen.add(k)
+                unique.append(asset)
+        context[key] = unique
+
+
 def drop_fontawesome_js(app: Sphinx, exception: Exception | None) -> None:
     """``build-finished`` handler: replace the theme's Font Awesome script by a stub."""
     if exception or not app.config.book_drop_fontawesome_js or app.builder.format != "html":
@@ -195,6 +248,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", prepare_live_package)
     app.connect("html-page-context", add_live_where_used)
     app.connect("build-finished", write_live_package)
+    # Last of all html-page-context handlers: after every script the others add to the page.
+    app.connect("html-page-context", drop_duplicate_assets, priority=900)
     app.add_css_file("gpucomm_layout.css")
     app.add_js_file("gpucomm_layout.js", priority=LAYOUT_JS_PRIORITY)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
