@@ -34,7 +34,7 @@ KiB, MiB = 2**10, 2**20
 GLOO_COLLECTIVES = [c for c in BENCH_COLLECTIVES if c != "all_reduce" and c not in UNSUPPORTED["gloo"]]
 
 
-def check_sweep(results, collective, num_ranks, sizes):
+def check_sweep(results, collective, num_ranks, sizes, op="sum"):
     assert [(r["msg_bytes"], r["count"]) for r in results] == sizes
     factor = busbw_factor(collective, num_ranks)
     assert results.meta["busbw_factor"] == factor
@@ -42,7 +42,7 @@ def check_sweep(results, collective, num_ranks, sizes):
     for r in results:
         assert r["collective"] == collective and r["num_ranks"] == num_ranks
         assert r["num_wrong"] == 0, r
-        assert r["op"] == ("sum" if collective in ("all_reduce", "reduce_scatter") else "none")
+        assert r["op"] == (op if collective in ("all_reduce", "reduce_scatter") else "none")
         assert r["root"] == (0 if collective == "broadcast" else -1)
         # Both placements where torch.distributed has them, out-of-place first as nccl-tests.
         assert [p for p in PLACEMENTS if r[p] is not None] == [p for p in PLACEMENTS if p in spec.placements]
@@ -60,18 +60,17 @@ def check_sweep(results, collective, num_ranks, sizes):
 # --- real 2-rank gloo sweeps --------------------------------------------------------------
 
 @pytest.mark.parametrize("collective", GLOO_COLLECTIVES)
-def test_gloo_sweep_two_ranks(collective, tmp_path):
-    out = tmp_path / f"{collective}.jsonl"
-    # min 4 B: one float32 element, which a chunked collective on 2 ranks rounds up to 2 (one per rank).
-    results = run_sweep(num_ranks=2, collective=collective, min_bytes=4, max_bytes="256KiB", step_factor=8,
-                        iters=3, warmup_iters=1, backend="gloo", out=out, print_table=False)
+def test_gloo_sweep_two_ranks(collective, gloo_sweeps):
+    # the session's one 2-rank gloo run of every collective (tests/measure/conftest.py), 4 B to 256 KiB, x8
+    results = gloo_sweeps.results[collective]
     multiple = 2 if collective in CHUNKED_COLLECTIVES else 1
     sizes = sweep_sizes(4, 256 * KiB, 8, 4, count_multiple=multiple)
     assert sizes[0] == ((8, 2) if multiple == 2 else (4, 1))
-    check_sweep(results, collective, 2, sizes)
+    check_sweep(results, collective, 2, sizes, op="prod")
     assert results.meta["collective"] == collective and results.ok
-    saved = read_results(out)
+    saved = read_results(gloo_sweeps.out_dir / f"{collective}.jsonl")
     assert list(saved) == list(results) and saved.meta["collective"] == collective
+    assert f"# gpucomm.measure {collective}: 2 ranks, backend gloo" in gloo_sweeps.printed
 
 
 def test_algbw_differs_while_busbw_is_the_same_formula():
@@ -98,12 +97,12 @@ def test_send_recv_is_nccl_tests_ring_over_all_ranks(capsys):
     check_sweep(results, "send_recv", 3, [(8, 2), (64, 16)])
 
 
-def test_op_on_a_collective_that_does_not_reduce_is_said_to_be_ignored(capsys):
-    results = run_sweep(num_ranks=2, collective="all_gather", min_bytes=8, max_bytes=8, iters=1, warmup_iters=0,
-                        op="prod", backend="gloo")
-    assert [r["op"] for r in results] == ["none"]  # as nccl-tests: redop none
+def test_op_on_a_collective_that_does_not_reduce_is_said_to_be_ignored(gloo_sweeps):
+    results = gloo_sweeps.results["all_gather"]  # the session's run, -o prod (tests/measure/conftest.py)
+    assert {r["op"] for r in results} == {"none"}  # as nccl-tests: redop none
     assert results.meta["requested_op"] == "prod" and results.meta["op_ignored"] is True
-    assert "# -o prod ignored: all_gather does not reduce (redop none, as nccl-tests)" in capsys.readouterr().out
+    assert "# -o prod ignored: all_gather does not reduce (redop none, as nccl-tests)" in gloo_sweeps.printed
+    assert {r["op"] for r in gloo_sweeps.results["all_reduce"]} == {"prod"}
     assert SweepConfig(collective="all_reduce", op="prod").op_ignored is False
     assert SweepConfig(collective="broadcast").op_ignored is False  # -o sum is the default, nothing was asked
 
@@ -113,10 +112,9 @@ def test_send_recv_needs_two_ranks():
         run_sweep(num_ranks=1, collective="send_recv")
 
 
-def test_env_reaches_the_ranks_only(tmp_path):
-    assert "NCCL_ALGO" not in os.environ
-    results = run_sweep(num_ranks=2, collective="broadcast", min_bytes=8, max_bytes=8, iters=1, warmup_iters=0,
-                        backend="gloo", print_table=False, env={"NCCL_ALGO": "Ring", "NCCL_P2P_DISABLE": "1"})
+def test_env_reaches_the_ranks_only(gloo_sweeps):
+    # the session's run set NCCL_ALGO and NCCL_P2P_DISABLE for its ranks only (tests/measure/conftest.py)
+    results = gloo_sweeps.results["broadcast"]
     assert results.meta["env"]["NCCL_ALGO"] == "Ring" and results.meta["env"]["NCCL_P2P_DISABLE"] == "1"
     assert "NCCL_ALGO" not in os.environ  # the launcher's environment is left alone
     with pytest.raises(GpucommError, match="env .* is not valid"):

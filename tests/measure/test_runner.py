@@ -176,18 +176,18 @@ def check_records(results, *, sizes, num_ranks, dtype="float32", op="sum"):
         assert r["busbw_bytes_per_s"] == pytest.approx(r["algbw_bytes_per_s"] * factor)
 
 
-def test_gloo_sweep_two_ranks_records_and_file(tmp_path, capsys):
-    out = tmp_path / "sub" / "sweep.jsonl"
-    results = run_sweep(num_ranks=2, min_bytes=8, max_bytes="64KiB", step_factor=4, iters=3, warmup_iters=1,
-                        backend="gloo", out=out)
-    sizes = sweep_sizes(8, 64 * KiB, 4, 4)
-    check_records(results, sizes=sizes, num_ranks=2)
+def test_gloo_sweep_two_ranks_records_and_file(gloo_sweeps):
+    # all_reduce of the session's one 2-rank gloo run of every collective (tests/measure/conftest.py)
+    results, out = gloo_sweeps.results["all_reduce"], gloo_sweeps.out_dir / "all_reduce.jsonl"
+    sizes = sweep_sizes(4, 256 * KiB, 8, 4)
+    check_records(results, sizes=sizes, num_ranks=2, op="prod")
     assert results.num_wrong == 0 and results.ok
     meta = results.meta
     assert meta["record"] == "meta" and meta["num_ranks"] == 2 and meta["backend"] == "gloo"
     for key in ("host", "devices", "torch_version", "cuda_version", "nccl_version", "env", "date", "argv"):
         assert key in meta
     assert len(meta["devices"]) == 2 and meta["date"][:4].isdigit() and "T" in meta["date"]
+    assert meta["argv"][0] == "run_sweeps"
 
     lines = out.read_text().splitlines()
     assert len(lines) == 1 + len(sizes)  # metadata, then one record per size
@@ -195,11 +195,11 @@ def test_gloo_sweep_two_ranks_records_and_file(tmp_path, capsys):
     saved = read_results(out)
     assert list(saved) == list(results) and saved.meta == meta
 
-    printed = capsys.readouterr().out
+    printed = gloo_sweeps.printed.split("# gpucomm.measure all_reduce:")[1].split("# gpucomm.measure ")[0]
     assert "busbw" in printed and "#wrong" in printed and "(GB/s)" in printed
-    rows = [line for line in printed.splitlines() if line and not line.startswith("#")]
+    rows = [line for line in printed.splitlines()[1:] if line and not line.startswith("#")]
     assert [int(row.split()[0]) for row in rows] == [size for size, _ in sizes]
-    assert "# Out of bounds values : 0 OK" in printed
+    assert "# Out of bounds values : 0 OK" in printed and f"# Results file       : {out}" in printed
     assert "# out-of-place: not measured, torch.distributed.all_reduce works in place only" in printed
     # all_reduce exists in place only in torch: that is the measurement, and the per-iteration spread is kept.
     for r in results:
@@ -208,6 +208,18 @@ def test_gloo_sweep_two_ranks_records_and_file(tmp_path, capsys):
         assert 0 < r["iter_min_s"] <= r["iter_p50_s"] <= r["iter_p99_s"] <= r["iter_max_s"]
         assert r["iter_p50_s"] == r["in_place"]["iter_p50_s"]
     assert meta["time_over_ranks"] == "max" and meta["placements"] == ["in_place"] and meta["graph_launches"] == 0
+
+
+def test_run_sweeps_refuses_what_one_process_group_cannot_serve_before_starting(tmp_path):
+    from gpucomm.measure import run_sweeps
+
+    with pytest.raises(GpucommError, match="expected each at most once"):
+        run_sweeps(2, ["all_reduce", "all_reduce"])
+    with pytest.raises(GpucommError, match="expected out_dir=FOLDER"):
+        run_sweeps(2, ["all_reduce"], out=tmp_path / "x.jsonl")
+    if NUM_GPUS == 0:  # auto is gloo here, which has no reduce_scatter: refused before any rank starts
+        with pytest.raises(GpucommError, match="reduce_scatter"):
+            run_sweeps(2, ["all_reduce", "reduce_scatter"], max_bytes=64)
 
 
 def test_second_run_right_after_gets_a_fresh_port(tmp_path):

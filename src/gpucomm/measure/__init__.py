@@ -45,15 +45,15 @@ Three ways to run a sweep::
 
 from __future__ import annotations
 
-__all__ = ["run_sweep", "read_results", "SweepConfig", "SweepResults", "format_table"]
+__all__ = ["run_sweep", "run_sweeps", "read_results", "SweepConfig", "SweepResults", "format_table"]
 
 
 def __getattr__(name: str):
     # Lazy re-exports keep `import gpucomm.measure` free of torch (PEP 562).
-    if name == "run_sweep":
-        from gpucomm.measure.launch import run_sweep
+    if name in ("run_sweep", "run_sweeps"):
+        from gpucomm.measure import launch
 
-        return run_sweep
+        return getattr(launch, name)
     if name == "SweepConfig":
         from gpucomm.measure.config import SweepConfig
 

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import fields, replace
 
 from gpucomm import GpucommError
@@ -71,16 +72,17 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def _worker(rank: int, world_size: int, port: int, send, config: SweepConfig,
+def _worker(rank: int, world_size: int, port: int, send, configs: list[SweepConfig],
             env: dict[str, str] | None = None) -> None:
-    """One sweep rank under :func:`launch_workers` (module-level so that spawn can import it)."""
+    """One rank of one or more sweeps under :func:`launch_workers` (module-level so that spawn can import it)."""
     # Before torch is imported and the process group (and NCCL, which reads NCCL_* once) starts.
     os.environ.update(env or {})
-    from gpucomm.measure.runner import run_rank  # torch is imported here, in the worker
+    from gpucomm.measure.runner import run_rank_sweeps  # torch is imported here, in the worker
 
-    run_rank(config, rank=rank, world_size=world_size, local_rank=rank, local_world_size=world_size,
-             init_method=f"tcp://127.0.0.1:{port}", launcher="local",
-             on_meta=lambda meta: send("meta", meta), on_record=lambda record: send("record", record))
+    run_rank_sweeps(configs, rank=rank, world_size=world_size, local_rank=rank, local_world_size=world_size,
+                    init_method=f"tcp://127.0.0.1:{port}", launcher="local",
+                    on_meta=lambda index, meta: send("meta", (index, meta)),
+                    on_record=lambda index, record: send("record", (index, record)))
 
 
 def _rank_main(target, rank: int, num_ranks: int, port: int, messages, parent_pid: int, args: tuple) -> None:
@@ -273,40 +275,86 @@ def launch_local(config: SweepConfig, num_ranks: int, *, reporter: TableReporter
     KeyboardInterrupt, Terminated
         After stopping every worker; records already written to ``config.out`` stay there.
     """
+    return launch_local_sweeps([config], num_ranks, reporters=None if reporter is None else [reporter], poll_s=poll_s,
+                               env=env)[0]
+
+
+def launch_local_sweeps(configs: list[SweepConfig], num_ranks: int, *, reporters: list[TableReporter] | None = None,
+                        poll_s: float = 0.1, env: dict[str, str] | None = None) -> list[SweepResults]:
+    """Run several sweeps on ``num_ranks`` local ranks started once (one process group for all).
+
+    Parameters
+    ----------
+    configs : list of SweepConfig
+        The sweeps, in order (validated); they must resolve to one backend.
+    num_ranks : int
+        Processes to start, one per rank (>= 1); on NCCL one per GPU.
+    reporters : list of TableReporter or None
+        One per sweep: prints its table as its records arrive (None: silent).
+    poll_s, env
+        As :func:`launch_local`.
+
+    Returns
+    -------
+    list of SweepResults
+        One per sweep, in the order of ``configs``.
+
+    Raises
+    ------
+    GpucommError, KeyboardInterrupt, Terminated
+        As :func:`launch_local`, for any of the sweeps; sweeps on different backends are refused
+        before anything starts.
+    """
+    if not configs:
+        raise GpucommError("no sweep to run: expected at least one collective")
     check_num_ranks(num_ranks, maximum=4096)
-    check_collective_ranks(config.collective, num_ranks)
     env = _check_env(env)
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
     if isinstance(main_file, str) and main_file.startswith("<"):
         # spawn re-runs the main module in every rank: a program read from stdin cannot be re-run
         raise GpucommError(f"cannot start ranks from a program read from {main_file}: expected a script file, "
                            "a notebook, or `gpucomm bench --ranks N`")
-    backend, _ = resolve_backend(config.backend, num_ranks, config.dtype, config.collective)  # fail before any start
-    check_backend_graphs(backend, config.graph_launches)
-    if config.out:
-        check_results_path(config.out)
-    _check_resources(config, num_ranks, backend)
-    results = SweepResults()
-    total = len(config.sizes(num_ranks))
+    backends = set()
+    for config in configs:  # every check before any process starts
+        check_collective_ranks(config.collective, num_ranks)
+        backend, _ = resolve_backend(config.backend, num_ranks, config.dtype, config.collective)
+        check_backend_graphs(backend, config.graph_launches)
+        if config.out:
+            check_results_path(config.out)
+        _check_resources(config, num_ranks, backend)
+        backends.add(backend)
+    if len(backends) != 1:
+        raise GpucommError(f"sweeps on backends {', '.join(sorted(backends))} in one run: expected one backend, "
+                           "since one process group serves every sweep")
+    results = [SweepResults() for _ in configs]
+    totals = [len(config.sizes(num_ranks)) for config in configs]
 
     def on_message(kind: str, rank: int, payload) -> None:
+        index, value = payload
+        reporter = reporters[index] if reporters else None
         if kind == "meta":
-            results.meta = payload
+            results[index].meta = value
             if reporter:
-                reporter.start(payload, total)
+                reporter.start(value, totals[index])
         elif kind == "record":
-            results.append(payload)
+            results[index].append(value)
             if reporter:
-                reporter.row(payload)
+                reporter.row(value)
+                if len(results[index]) == totals[index]:
+                    reporter.close()
+                    reporter.finish(results[index], out=configs[index].out)
+
+    def progress() -> str:
+        done = sum(len(r) for r in results)
+        return f"after {done} of {sum(totals)} sizes" if len(configs) > 1 else f"after {done} of {totals[0]} sizes"
 
     try:
-        launch_workers(_worker, num_ranks, (config, env), on_message=on_message, name="gpucomm-bench-rank",
-                       describe_progress=lambda: f"after {len(results)} of {total} sizes", poll_s=poll_s)
+        launch_workers(_worker, num_ranks, (list(configs), env), on_message=on_message, name="gpucomm-bench-rank",
+                       describe_progress=progress, poll_s=poll_s)
     finally:
-        if reporter:
-            reporter.close()
-    if reporter:
-        reporter.finish(results, out=config.out)
+        for reporter, result, total in zip(reporters or [], results, totals):
+            if len(result) < total:  # cut short: close its progress bar; a finished one closed itself
+                reporter.close()
     return results
 
 
@@ -415,14 +463,70 @@ def run_sweep(num_ranks: int = 2, collective: str = "all_reduce", *, min_bytes: 
     >>> results.num_wrong, len(results)  # doctest: +SKIP
     (0, 18)
     """
-    config = SweepConfig(collective=collective, min_bytes=min_bytes, max_bytes=max_bytes, step_factor=step_factor,
-                         iters=iters, blocks=blocks, warmup_iters=warmup_iters, check=check, dtype=dtype, op=op, backend=backend,
-                         out=None if out is None else os.fspath(out), max_seconds_per_size=max_seconds_per_size,
-                         timeout_s=timeout_s, step_bytes=step_bytes, time_over_ranks=time_over_ranks,
-                         graph_launches=graph_launches)
-    # The metadata's "argv" records the call, as the CLI records its command line.
-    config = replace(config, argv=call_argv("run_sweep", num_ranks=num_ranks, **{
-        f.name: getattr(config, f.name) for f in fields(config) if f.name != "argv"}))
+    config = _called_config("run_sweep", num_ranks, collective=collective, min_bytes=min_bytes, max_bytes=max_bytes,
+                            step_factor=step_factor, iters=iters, blocks=blocks, warmup_iters=warmup_iters, check=check,
+                            dtype=dtype, op=op, backend=backend, out=None if out is None else os.fspath(out),
+                            max_seconds_per_size=max_seconds_per_size, timeout_s=timeout_s, step_bytes=step_bytes,
+                            time_over_ranks=time_over_ranks, graph_launches=graph_launches)
     reporter = TableReporter(progress=progress) if print_table else None
     return launch_local(config, num_ranks, reporter=reporter, env=env)
+
+
+def _called_config(function: str, num_ranks: int, **fields_) -> SweepConfig:
+    """A validated :class:`SweepConfig` whose metadata ``argv`` records the call, as the CLI records its command line."""
+    config = SweepConfig(**fields_)
+    return replace(config, argv=call_argv(function, num_ranks=num_ranks, **{
+        f.name: getattr(config, f.name) for f in fields(config) if f.name != "argv"}))
+
+
+def run_sweeps(num_ranks: int = 2, collectives: Sequence[str] = ("all_reduce", "all_gather", "broadcast", "all_to_all"),
+               *, out_dir: str | os.PathLike | None = None, print_table: bool = True, progress: bool | None = None,
+               env: dict[str, str] | None = None, **sweep) -> dict[str, SweepResults]:
+    """Measure several collectives on ``num_ranks`` local ranks started once: one process group for every sweep.
+
+    The same measurement as one :func:`run_sweep` per collective, without starting the ranks and
+    forming the process group again for each (seconds per collective on a CPU machine).
+
+    Parameters
+    ----------
+    num_ranks : int
+        Ranks to start (>= 1).
+    collectives : sequence of str
+        The collectives, measured in this order (each as :func:`run_sweep`'s ``collective``; each at
+        most once); they must all run on one backend (gloo has no reduce_scatter).
+    out_dir : str or Path or None
+        An existing folder: each sweep writes ``<collective>.jsonl`` there; None for no files.
+    print_table, progress, env
+        As :func:`run_sweep`; one table per collective.
+    **sweep
+        Every other keyword of :func:`run_sweep` (``min_bytes``, ``max_bytes``, ``step_factor``, ``iters``, ...),
+        the same for every collective.
+
+    Returns
+    -------
+    dict of str to SweepResults
+        Each collective's records, in the order of ``collectives``.
+
+    Raises
+    ------
+    GpucommError
+        As :func:`run_sweep`, for any of the collectives (all checked before any rank starts), a
+        collective named twice, or collectives that need different backends.
+
+    Examples
+    --------
+    >>> sweeps = run_sweeps(2, ["all_reduce", "all_gather"], max_bytes="1MiB", print_table=False)  # doctest: +SKIP
+    >>> {c: len(r) for c, r in sweeps.items()}  # doctest: +SKIP
+    {'all_reduce': 18, 'all_gather': 18}
+    """
+    names = list(collectives)
+    if len(set(names)) != len(names):
+        raise GpucommError(f"collectives {', '.join(names)}: expected each at most once")
+    if "out" in sweep:
+        raise GpucommError("run_sweeps writes one file per collective: expected out_dir=FOLDER, not out=")
+    configs = [_called_config("run_sweeps", num_ranks, collective=name,
+                              out=None if out_dir is None else os.path.join(os.fspath(out_dir), f"{name}.jsonl"), **sweep)
+               for name in names]
+    reporters = [TableReporter(progress=progress) for _ in configs] if print_table else None
+    return dict(zip(names, launch_local_sweeps(configs, num_ranks, reporters=reporters, env=env)))
 

@@ -339,47 +339,126 @@ def run_rank(config: SweepConfig, *, rank: int, world_size: int, local_rank: int
         cannot write (said before the process group forms), a process group that cannot form
         within ``config.timeout_s``, or a size that does not fit in memory.
     """
-    check_collective_ranks(config.collective, world_size)
-    backend, note = resolve_backend(config.backend, local_world_size, config.dtype, config.collective)
-    check_backend_graphs(backend, config.graph_launches)
-    if rank == 0 and config.out:
-        check_results_path(config.out)
+    return run_rank_sweeps([config], rank=rank, world_size=world_size, local_rank=local_rank,
+                           local_world_size=local_world_size, init_method=init_method, launcher=launcher,
+                           on_meta=on_meta and (lambda index, meta: on_meta(meta)),
+                           on_record=on_record and (lambda index, record: on_record(record)),
+                           reporters=None if reporter is None else [reporter])[0]
+
+
+def run_rank_sweeps(configs: list[SweepConfig], *, rank: int, world_size: int, local_rank: int, local_world_size: int,
+                    init_method: str | None = None, launcher: str = "env",
+                    on_meta: Callable[[int, dict], None] | None = None,
+                    on_record: Callable[[int, dict], None] | None = None,
+                    reporters: list[TableReporter] | None = None) -> list[SweepResults]:
+    """Run several sweeps, one after the other, as one rank of one process group (formed once).
+
+    Parameters
+    ----------
+    configs : list of SweepConfig
+        The sweeps, in order; they must resolve to one backend (one process group serves them all).
+    rank, world_size, local_rank, local_world_size, init_method, launcher
+        As :func:`run_rank`.
+    on_meta, on_record : callable or None
+        Called on rank 0 as ``on_meta(index, meta)`` and ``on_record(index, record)``, ``index`` the
+        sweep's position in ``configs``.
+    reporters : list of TableReporter or None
+        On rank 0, one per sweep: prints that sweep's table as its sizes finish.
+
+    Returns
+    -------
+    list of SweepResults
+        One per sweep, in the order of ``configs``.
+
+    Raises
+    ------
+    GpucommError
+        As :func:`run_rank`, for any of the sweeps (checked before the group forms), or sweeps
+        whose backends differ.
+    """
+    resolved = []
+    for config in configs:
+        check_collective_ranks(config.collective, world_size)
+        backend, note = resolve_backend(config.backend, local_world_size, config.dtype, config.collective)
+        check_backend_graphs(backend, config.graph_launches)
+        if rank == 0 and config.out:
+            check_results_path(config.out)
+        resolved.append((backend, note))
+    backends = {backend for backend, _ in resolved}
+    if len(backends) != 1:
+        raise GpucommError(f"sweeps on backends {', '.join(sorted(backends))} in one run: expected one backend, "
+                           "since one process group serves every sweep")
+    backend = backends.pop()
     device = rank_device(backend, local_rank, local_world_size)
+    with process_group(backend, rank=rank, world_size=world_size, device=device,
+                       timeout_s=max(config.timeout_s for config in configs), init_method=init_method):
+        return [sweep_in_group(config, rank=rank, world_size=world_size, device=device, backend=backend, note=note,
+                               launcher=launcher,
+                               on_meta=on_meta and (lambda meta, i=index: on_meta(i, meta)),
+                               on_record=on_record and (lambda record, i=index: on_record(i, record)),
+                               reporter=reporters[index] if reporters else None)
+                for index, (config, (_, note)) in enumerate(zip(configs, resolved))]
+
+
+def sweep_in_group(config: SweepConfig, *, rank: int, world_size: int, device: torch.device, backend: str,
+                   note: str | None, launcher: str, on_meta: Callable[[dict], None] | None = None,
+                   on_record: Callable[[dict], None] | None = None,
+                   reporter: TableReporter | None = None) -> SweepResults:
+    """One sweep in the process group already formed: metadata, then every size; rank 0 writes and reports.
+
+    Parameters
+    ----------
+    config : SweepConfig
+        What to measure.
+    rank, world_size : int
+        This rank and the number of ranks.
+    device : torch.device
+        This rank's device.
+    backend, note : str
+        The resolved backend and how it was chosen (recorded in the metadata).
+    launcher : str
+        Recorded in the metadata.
+    on_meta, on_record, reporter
+        As :func:`run_rank`.
+
+    Returns
+    -------
+    SweepResults
+        The result records with ``.meta``.
+    """
     spec = get_spec(config.collective)
-    with process_group(backend, rank=rank, world_size=world_size, device=device, timeout_s=config.timeout_s,
-                       init_method=init_method):
-        writer = None
-        results = SweepResults()
-        try:
-            meta = collect_metadata(config, backend=backend, device=device, world_size=world_size,
-                                    launcher=launcher, note=note)
-            results.meta = meta
-            if rank == 0:
-                if config.out:
-                    writer = ResultsWriter(config.out)
-                    writer.write(meta)
-                if on_meta:
-                    on_meta(meta)
-                if reporter:
-                    reporter.start(meta, len(config.sizes(world_size)))
-            for msg_bytes, count in config.sizes(world_size):
-                record = measure_size(spec, config, msg_bytes=msg_bytes, count=count, device=device,
-                                      rank=rank, world_size=world_size)
-                results.append(record)
-                if rank == 0:
-                    if writer:
-                        writer.write(record)
-                    if on_record:
-                        on_record(record)
-                    if reporter:
-                        reporter.row(record)
-            if rank == 0 and reporter:
-                reporter.finish(results, out=config.out)
-        finally:
-            if writer:
-                writer.close()
+    writer = None
+    results = SweepResults()
+    try:
+        meta = collect_metadata(config, backend=backend, device=device, world_size=world_size,
+                                launcher=launcher, note=note)
+        results.meta = meta
+        if rank == 0:
+            if config.out:
+                writer = ResultsWriter(config.out)
+                writer.write(meta)
+            if on_meta:
+                on_meta(meta)
             if reporter:
-                reporter.close()
+                reporter.start(meta, len(config.sizes(world_size)))
+        for msg_bytes, count in config.sizes(world_size):
+            record = measure_size(spec, config, msg_bytes=msg_bytes, count=count, device=device,
+                                  rank=rank, world_size=world_size)
+            results.append(record)
+            if rank == 0:
+                if writer:
+                    writer.write(record)
+                if on_record:
+                    on_record(record)
+                if reporter:
+                    reporter.row(record)
+        if rank == 0 and reporter:
+            reporter.finish(results, out=config.out)
+    finally:
+        if writer:
+            writer.close()
+        if reporter:
+            reporter.close()
     return results
 
 
