@@ -143,7 +143,7 @@ FILES = {"parse": file_bytes(_variants(NCCL_TESTS_LOGS)), "diagnose": file_bytes
 KEPT = "kept: a file the user had\n"
 INPUT = "input.log"
 OUTPUT_PATHS = ["new.jsonl", "new.html", "existing.jsonl", "existing.html", INPUT, "/dev/full", "/dev/null",
-                "missing/dir/x.jsonl", "missing/x.html", "", " ", "folder", "a_file/x.jsonl", "earlier"]
+                "missing/dir/x.jsonl", "missing/x.html", "", " ", "-", "folder", "a_file/x.jsonl", "earlier"]
 output_paths = st.sampled_from(OUTPUT_PATHS)
 
 
@@ -201,6 +201,7 @@ def invoke(argv: list[str], content: bytes = b"", stdin: bytes = b"") -> tuple[i
             for kept in ("existing.jsonl", "existing.html", "a_file", "earlier/report.json"):
                 assert (folder / kept).read_text() == KEPT, f"{kept} was overwritten: {where}"
         assert not (folder / "missing").exists(), f"a missing folder was created: {where}"
+        assert not (folder / "-").exists(), f"a file named '-' was written: {where}"
     return code, stdout, stderr
 
 

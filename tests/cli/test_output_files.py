@@ -144,6 +144,16 @@ def test_fit_refuses_an_existing_plot_before_fitting(tmp_path, capsys):
     assert plot.read_text() == "<p>my annotated plot</p>"
 
 
+def test_out_dash_is_not_a_file_named_dash(tmp_path, capsys, monkeypatch):
+    """``--out -`` would have written a file named ``-`` where standard output was meant."""
+    log = write_log(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "parse", str(log), "--out", "-")
+    assert code == 2 and out == "" and not (tmp_path / "-").exists()
+    assert error_line(err) == ("gpucomm parse: error: --out '-' is not a file name: expected a file name such as "
+                               "results/published.jsonl, or /dev/stdout for standard output")
+
+
 # --- folders: one rule, a missing folder is refused by name -------------------------------------------------------
 
 @pytest.mark.parametrize("verb", [["parse", "LOG"], ["bench", "--ranks", "2", "-e", "64"], ["copybw"],

@@ -121,7 +121,8 @@ def register(subparsers) -> None:
                              "not used under torchrun")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--out", default=None, metavar="FILE",
-                     help="JSON-lines results file (default results/<collective>-<date>.jsonl)")
+                     help="JSON-lines results file, in a folder that exists; an existing file needs --force "
+                          "(default results/<collective>-<date>.jsonl, results/ created)")
     out.add_argument("--no-out", action="store_true", help="write no results file")
     parser.add_argument("--force", action="store_true", help="replace an existing --out file (default: refuse it)")
     parser.add_argument("--max-seconds-per-size", type=float, default=None, metavar="S",

@@ -3,7 +3,7 @@
 Checked before any work starts (a sweep must not run for minutes and then refuse its output), so a
 bad path costs one line and exit status 2:
 
-- the path is a file name: not empty, not an existing folder;
+- the path is a file name: not empty, not an existing folder, not ``-`` (``/dev/stdout`` is standard output);
 - it is never one of the verb's inputs (``gpucomm parse run.log --out run.log`` would replace the log);
 - its folder exists: a missing folder is refused with its name, never created (a typo in
   ``--out /scratch/rsults/x.jsonl`` would otherwise leave folders wherever it points). Only a path
@@ -115,7 +115,7 @@ def check_output_file(path: str | os.PathLike, *, flag: str = "--out", force: bo
     Raises
     ------
     GpucommError
-        One line naming the path and what is wrong: not a file name (empty, a folder), one of the
+        One line naming the path and what is wrong: not a file name (empty, ``-``, a folder), one of the
         inputs, a folder that does not exist or is a file or cannot be written, an existing file
         without ``force``, a file that cannot be written.
 
@@ -131,6 +131,9 @@ def check_output_file(path: str | os.PathLike, *, flag: str = "--out", force: bo
     where = f"{flag} {text!r}"
     if not text.strip() or "\0" in text or Path(text).is_dir():
         raise GpucommError(f"{where} is not a file name: expected a file name such as {example}")
+    if text == "-":  # would be a file named "-" in the current folder, where standard output was meant
+        raise GpucommError(f"{where} is not a file name: expected a file name such as {example}, or /dev/stdout for "
+                           "standard output")
     target = Path(text)
     for source in inputs:
         if os.fspath(source) != "-" and same_path(target, source):
