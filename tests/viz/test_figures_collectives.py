@@ -55,3 +55,17 @@ def test_pcie_allreduce_figure_has_a_gpu_slider_and_dotted_staged_paths():
     assert _size_kb(fig) < 300
     with pytest.raises(GpucommError):
         pcie_allreduce_figure(initial_gpus=16)
+
+
+def test_explorer_leaves_out_a_link_at_gpu_counts_its_nvlink_domain_cannot_hold():
+    from gpucomm.viz.calculators.collective import DEFAULT_FABRICS, cost_explorer_figure
+
+    fig = cost_explorer_figure("all_reduce", initial_gpus=4)
+    step = next(s for s in fig.layout.sliders[0].steps if s.label == "32")
+    ys = step.args[0]["y"]
+    for i, fabric in enumerate(DEFAULT_FABRICS):
+        time_us = ys[2 * i]
+        if fabric.link.key == "nvlink3":  # 16 GPUs at most in one NVLink 3 switch domain
+            assert all(y is None for y in time_us)
+        else:
+            assert all(y > 0 for y in time_us), fabric.label

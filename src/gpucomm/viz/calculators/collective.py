@@ -120,7 +120,8 @@ def cost_explorer_figure(collective: str = "all_reduce", fabrics: tuple[Fabric, 
 
     Every slider step carries the precomputed y data of all traces (``restyle``), so
     the figure is explorable in the built book without a kernel. Click a legend entry
-    to hide or show a link.
+    to hide or show a link. A link whose largest NVLink domain holds fewer GPUs than a
+    step's count (NVLink 3: 16) has no curve at that step.
 
     Raises
     ------
@@ -135,6 +136,10 @@ def cost_explorer_figure(collective: str = "all_reduce", fabrics: tuple[Fabric, 
     for n in gpu_counts:
         ys = []
         for fabric in fabrics:
+            most = fabric.max_gpus_per_node
+            if most is not None and n > most:  # no such node: that link's curves are left out at this count
+                ys += [[None] * len(sizes)] * 2
+                continue
             time_us, busbw = cost_curves(collective, fabric, n, sizes)
             ys += [time_us, busbw]
         steps.append(dict(method="update", label=str(n),
