@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 
 from gpucomm.cli import VERBS, build_parser, main
 from gpucomm.measure.logs.nccl_tests import bundled_log_names, bundled_log_text
@@ -190,7 +191,8 @@ def invoke(argv: list[str], content: bytes = b"", stdin: bytes = b"") -> tuple[i
             except WorkStarted:
                 pytest.fail(f"gpucomm {' '.join(argv)} started measuring: a fuzzed measuring verb must be refused")
         stdout, stderr = out.getvalue(), err.getvalue()
-        event(f"{argv[0]} status {code}")
+        if currently_in_test_context():
+            event(f"{argv[0]} status {code}")  # --hypothesis-show-statistics: how many runs got past validation
         where = f"gpucomm {argv!r}\nstatus {code}\nstderr: {stderr[-2000:]}"
         assert code in EXIT_STATUSES, where
         assert "Traceback" not in stderr, where

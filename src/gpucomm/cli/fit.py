@@ -120,7 +120,19 @@ _NUMBER_FIELDS = (("msg_bytes", False), ("time_s", False), ("busbw_bytes_per_s",
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """A JSON number a float can hold: not a bool, a string, NaN, infinity, nor an integer past 1.8e308."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an integer of hundreds of digits
+        return False
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut to 40 characters: an error line names the value, not a thousand digits of it."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _check_records(results, where: str) -> None:
@@ -133,7 +145,7 @@ def _check_records(results, where: str) -> None:
     meta = results.meta
     candidates = meta.get("collective_candidates")
     if candidates is not None and not (isinstance(candidates, list) and all(isinstance(c, str) for c in candidates)):
-        raise GpucommError(f"results file {where}: the metadata's collective_candidates {candidates!r} is not a list of "
+        raise GpucommError(f"results file {where}: the metadata's collective_candidates {_short(candidates)} is not a list of "
                            "names: expected records written by gpucomm bench or gpucomm parse")
     lines = results.line_numbers or list(range(1, len(results) + 1))
     for line, record in zip(lines, results):
@@ -145,15 +157,16 @@ def _check_records(results, where: str) -> None:
         for key, zero_ok in _NUMBER_FIELDS:
             value = record[key]
             if not _is_number(value) or value < 0 or (value == 0 and not zero_ok):
-                raise GpucommError(f"{at}: {key} {value!r} is not valid: expected a number "
+                raise GpucommError(f"{at}: {key} {_short(value)} is not valid: expected a number "
                                    f"{'>= 0' if zero_ok else '> 0'}")
         for key, minimum in (("num_wrong", 0), ("num_ranks", 1)):
             value = record.get(key)
-            if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= minimum):
-                raise GpucommError(f"{at}: {key} {value!r} is not valid: expected an integer >= {minimum}, or null")
+            if value is not None and not (isinstance(value, int) and _is_number(value) and value >= minimum):
+                raise GpucommError(f"{at}: {key} {_short(value)} is not valid: expected an integer >= {minimum}, "
+                                   "or null")
         collective = record.get("collective")
         if collective is not None and collective not in COLLECTIVES:
-            raise GpucommError(f"{at}: collective {collective!r} is not known: expected one of {', '.join(COLLECTIVES)}, "
+            raise GpucommError(f"{at}: collective {_short(collective)} is not known: expected one of {', '.join(COLLECTIVES)}, "
                                "or null")
 
 
