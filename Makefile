@@ -76,7 +76,7 @@ book: env
 $(BOOK_STAMP): $(ENV_STAMP) $(BOOK_SOURCES)
 	$(build_book)
 
-# GPUCOMM_BOOK_BUILT=1: the book was just built (strictly) above, so tests/test_book.py does not
+# GPUCOMM_BOOK_BUILT=1: the book was just built (strictly) above, so tests/book/test_book.py does not
 # build it a second time. Doctests skip the modules that import torch when torch is missing.
 # The fast tier: every test that starts no process (tests/conftest.py marks the others `procs`) and
 # builds no book and drives no browser (`slow`), with hypothesis's `fast` profile. Both tiers print

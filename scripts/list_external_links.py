@@ -13,7 +13,7 @@ from pathlib import Path
 
 URL = re.compile(r"https?://[^\s<>\"'`)\]},]+")
 ROOT = Path(__file__).resolve().parent.parent
-GLOBS = ("book/*.md", "notebooks/*.ipynb", "labs/*.ipynb", "src/gpucomm/**/*.py", "src/gpucomm/data/**/*")
+GLOBS = ("book/*.md", "notebooks/*.ipynb", "labs/*.ipynb", "src/gpucomm/**/*.py", "src/gpucomm/model/data/**/*")
 
 
 def main() -> int:

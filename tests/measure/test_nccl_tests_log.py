@@ -1,6 +1,6 @@
 """The nccl-tests log parser: every bundled real log, the layouts and pathologies, and never a crash.
 
-The bundled logs (``gpucomm/data/nccl_logs``) are copies of published nccl-tests output (first
+The bundled logs (``gpucomm/model/data/nccl_logs``) are copies of published nccl-tests output (first
 line: ``# source: <URL>``). The small logs written in this file are SYNTHETIC: they reproduce a
 format (a layout, a launcher prefix, a failure) with made-up numbers, only to test the parser.
 """

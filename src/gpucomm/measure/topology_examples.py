@@ -1,6 +1,6 @@
 """Real ``nvidia-smi topo -m`` outputs bundled with the package, and this machine's own (no torch).
 
-The examples live in ``gpucomm/data/topologies/*.txt``: the first line of each is
+The examples live in ``gpucomm/model/data/topologies/*.txt``: the first line of each is
 ``# source: <URL>``, then a ``# context`` line, then the command's output verbatim. They let a
 page or a lab show what a DGX H100, a DGX-1 or a PCIe server looks like on a machine that has
 no GPU. :func:`local_topology_text` runs ``nvidia-smi topo -m`` where it exists.

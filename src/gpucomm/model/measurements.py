@@ -1,4 +1,4 @@
-"""Published measurements bundled with the package (``gpucomm/data``), each with its source.
+"""Published measurements bundled with the package (``gpucomm/model/data``), each with its source.
 
 Pages quote measured numbers through this module, so that a number in prose is read
 from one sourced file instead of typed by hand.

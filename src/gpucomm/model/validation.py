@@ -1,6 +1,6 @@
 """The model against published measurements: every case, predicted vs measured, and summary figures.
 
-Each case of ``gpucomm/data/cases.csv`` (and each size of the bundled sweeps, :data:`SWEEPS`) is mapped
+Each case of ``gpucomm/model/data/cases.csv`` (and each size of the bundled sweeps, :data:`SWEEPS`) is mapped
 below to the model inputs that describe its hardware, with the NCCL release the source states
 (the model follows that release's tuner, :mod:`gpucomm.model.nccl_tuner`). Cases whose numbers
 were used to fit a parameter are marked ``in_sample``: they show the fit, not a prediction.
@@ -539,7 +539,7 @@ def validate() -> list[Result]:
     ------
     GpucommError
         Only if the bundled data disagree with the code: a case id missing from ``cases.csv``, or
-        model inputs :func:`gpucomm.model.cost.collective_cost` rejects (``tests/test_validation.py`` runs it).
+        model inputs :func:`gpucomm.model.cost.collective_cost` rejects (``tests/model/test_validation.py`` runs it).
     """
     results = [_predict(c) for c in CASES]
     for s in SWEEPS:

@@ -261,7 +261,7 @@ def parse_nccl_tests_runs(text: str, *, collective: str | None = None,
 # ----------------------------------------------------------------------------------------------- bundled logs
 
 def bundled_log_names() -> list[str]:
-    """Names (``"C01"``...) of the nccl-tests logs bundled in ``gpucomm/data/nccl_logs``."""
+    """Names (``"C01"``...) of the nccl-tests logs bundled in ``gpucomm/model/data/nccl_logs``."""
     folder = bundled_data("nccl_logs")
     return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
 

@@ -4,7 +4,7 @@ Nominal link rates (:mod:`gpucomm.model.hardware.links`) are upper bounds. What 
 is lower (packet headers, flow control, synchronisation) and depends on message size.
 The model uses the parameters below; each one says where it comes from. Values
 "fitted" here are recomputed from the bundled measurements by the test suite
-(``tests/test_calibration.py``), so they cannot drift from their data.
+(``tests/model/test_calibration.py``), so they cannot drift from their data.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ code ("PCIe 5.0 x16 = 128 GB/s", 63.0 GB/s each way after it); here that figure 
 ``x16_bidir_marketing_bytes_per_s``.
 
 The x16 values agree with the ``pcie3``...``pcie6`` entries of :mod:`gpucomm.model.hardware.links`
-(checked by ``tests/test_catalog.py``).
+(checked by ``tests/model/test_catalog.py``).
 
 The inter-socket link (Intel QPI/UPI, AMD Infinity Fabric/xGMI) that a ``SYS`` path crosses is
 in :data:`INTER_SOCKET_LINKS`: per CPU family, the per-direction figure NCCL's topology code

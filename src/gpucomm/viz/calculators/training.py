@@ -3,7 +3,7 @@
 The communication model is :func:`gpucomm.model.training.step_comm`; the compute time it is
 overlapped with comes from :func:`step_compute_s` (6 FLOP per parameter per token at a model
 FLOP utilisation). Static HTML: :func:`training_explorer_figure`; live:
-:func:`gpucomm.viz.widgets.training.build_training_widget`.
+:func:`gpucomm.viz.widgets.calculators.build_training_widget`.
 """
 
 from __future__ import annotations
