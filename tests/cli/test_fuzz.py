@@ -333,6 +333,7 @@ REFUSED_FINDINGS = [
     (["fit", INPUT, "--plot", "existing.html"], SEED),
     (["fit", INPUT, "--plot", "missing/x.html"], SEED),
     (["fit", INPUT], b"[" * 100000 + b"\n"),
+    (["fit", INPUT], SEED.replace(b'"msg_bytes": ', b'"msg_bytes": 1' + b"0" * 400 + b', "was": ', 1)),  # float overflow
     (["doctor", "--out-dir", ""], b""),
     (["bench", "--out", "missing/dir/x.jsonl"], b""),
     (["bench", "--out", "existing.jsonl"], b""),
