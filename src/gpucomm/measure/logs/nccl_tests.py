@@ -15,9 +15,14 @@ published logs:
   of ``#wrong``, with or without a ``redop`` column and without ``root``. In the oldest one the
   ``size`` column is twice ``count x type size`` while algbw is computed from ``count x type size``
   (nccl-tests issue #44, NCCL 2.6): the parser detects it from algbw and uses the smaller size;
+* the columns nccl-tests 2.19 adds with ``-I 1`` (``i_min i_max i_p99 i_cv%`` after each half's ``#wrong``,
+  in ``gpucomm bench -I 1``'s table too) and ``-S 1`` (a timestamp after the row), the ``-R`` fallback
+  note, and two numbers printed without a space between them (``10.4012905.60``: the first ends two
+  digits after its point, as nccl-tests prints a bandwidth);
 * lines prefixed by OpenMPI's ``--tag-output`` (``[1,0]<stdout>:``, with or without a space
   before the size), Intel MPI's or MPICH's rank tag (``[0]``), a bracketed timestamp, ``srun
-  --label`` (``0: ``) or a Markdown quote (``> ``), nested up to four deep, and NCCL_DEBUG=INFO
+  --label`` (``0: ``) or a Markdown quote (``> ``), nested up to four deep, rank markers inside a row
+(``... -1[0]    1626.5 ...``: mpirun tags each chunk a rank writes), and NCCL_DEBUG=INFO
   lines mixed in (ignored, except the ``NCCL version`` line);
 * rows with one half blank, a measurement not made: nccl-tests prints no out-of-place half when it
   replays a trace (``writeBenchMarkLineNullBody``, ``src/util.cu``), and ``gpucomm bench`` none for
@@ -68,6 +73,11 @@ Warnings (:class:`LogWarning`, ``code`` in brackets) flag:
   says, or whose bus-bandwidth factor does not match busbw / algbw (both values named);
 * ``several_runs`` (the text read as one sweep), ``empty_run`` (a run that printed no row);
 * ``old_algbw`` (all_gather or reduce_scatter of nccl-tests before 2020-06-19, whose algbw was (n-1)/n of today's);
+* ``inconsistent_shape``: busbw / algbw that does not fit the collective and rank count the log states
+  (a device list of 8 ranks beside rows of ratio 1.5); ``size_mismatch``: a size that is not count x type
+  size (x ranks where the count is per rank); ``unordered_sizes``: sizes that fall within a sweep;
+* ``env_after_binary``: an ``NCCL_*=value`` written after the binary on the command line (an argument,
+  not an environment variable);
 * ``algbw_mismatch``, ``duplicate_size``, ``incomplete_row``, ``bad_row``,
   ``interleaved_runs``: format problems.
 
