@@ -44,7 +44,7 @@ def test_out_that_cannot_be_written_is_one_line_before_any_rank_starts(where, tm
                           timeout=120)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"gpucomm bench: error: results file {out!r}"), proc.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"gpucomm bench: error: --out {out!r}"), proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""  # no rank started: no table header either
     assert time.monotonic() - start < 60
 
@@ -66,7 +66,7 @@ def test_ctrl_c_before_the_first_size_does_not_claim_a_results_file(tmp_path, mo
     line = one_error_line(capsys)
     assert line == "gpucomm bench: error: interrupted before the first size finished: no results file was written"
     out.write_text(json.dumps({"record": "meta"}) + "\n")
-    assert main(["bench", "--ranks", "2", "--out", str(out)]) == 130
+    assert main(["bench", "--ranks", "2", "--out", str(out), "--force"]) == 130  # an existing file needs --force
     assert one_error_line(capsys).endswith(f"interrupted before the first size finished: {out} holds the metadata only")
 
     def after_one_size(config, num_ranks, reporter=None):
@@ -75,7 +75,7 @@ def test_ctrl_c_before_the_first_size_does_not_claim_a_results_file(tmp_path, mo
         raise KeyboardInterrupt
 
     monkeypatch.setattr(launch, "launch_local", after_one_size)
-    assert main(["bench", "--ranks", "2", "--out", str(out)]) == 130
+    assert main(["bench", "--ranks", "2", "--out", str(out), "--force"]) == 130
     assert one_error_line(capsys).endswith(f"interrupted; finished sizes are in {out} (1 size)")
 
 
