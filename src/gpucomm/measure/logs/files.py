@@ -61,9 +61,21 @@ def read_log_text(path: str, expected: str = "the text output of an nccl-tests b
         raise GpucommError(f"log {where} is gzip-compressed: decompress it first (zcat {name} | gpucomm ... -); "
                            f"expected {expected}")
     if b"\x00" in data:
-        raise GpucommError(f"log {where} is binary (it contains NUL bytes; UTF-16 text without a byte-order mark? "
-                           f"convert it with iconv -f UTF-16 -t UTF-8): expected {expected}")
+        hint = ("; UTF-16 text without a byte-order mark? convert it with iconv -f UTF-16 -t UTF-8"
+                if _looks_like_utf16(data) else "")
+        raise GpucommError(f"log {where} is binary (it contains NUL bytes{hint}): expected {expected}")
     return data.decode("utf-8", errors="replace")
+
+
+def _looks_like_utf16(data: bytes) -> bool:
+    """Whether ``data`` reads as ASCII text in UTF-16 without a byte-order mark: every other byte NUL (an ELF or
+    other binary file does not look like that, and gets no UTF-16 hint)."""
+    head = data[:4096]
+    for offset in (0, 1):  # big-endian: the NUL first; little-endian: second
+        nuls, chars = head[offset::2], head[1 - offset::2]
+        if len(chars) >= 8 and nuls.count(0) >= 0.95 * len(nuls) and all(32 <= c < 127 or c in b"\t\r\n" for c in chars):
+            return True
+    return False
 
 
 def _utf16_text(data: bytes) -> str | None:
