@@ -39,6 +39,7 @@ EPILOG = """examples:
   gpucomm doctor                                   report into ./gpucomm-doctor/
   gpucomm doctor --out-dir /tmp/node7 --quick      smaller copies and sweep
   gpucomm doctor --no-sweep --json                 no sweep; the report as one JSON line on stdout
+  gpucomm doctor --force                           run again, replacing the report in ./gpucomm-doctor/
 
 exit status: 0 all ok (or skipped), 1 something below expected or a pathology, 2 bad input, 130 Ctrl-C"""
 
