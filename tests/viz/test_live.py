@@ -182,8 +182,12 @@ def test_browser_zip_is_the_model_and_calculators_and_runs_without_heavy_librari
     assert data == browser_zip(), "the zip must be the same bytes for the same package (its name is its hash)"
     names = zipfile.ZipFile(io.BytesIO(data)).namelist()
     assert "gpucomm/model/cost.py" in names and "gpucomm/viz/calculators/live.py" in names
-    assert not [n for n in names if n.startswith(("gpucomm/measure/", "gpucomm/cli/", "gpucomm/viz/figures/",
-                                                   "gpucomm/viz/widgets/")) or "__pycache__" in n]
+    assert not [n for n in names if n.startswith(("gpucomm/cli/", "gpucomm/viz/figures/", "gpucomm/viz/widgets/"))
+                or "__pycache__" in n]
+    # of measure, the log readers and what they import only: no harness, runner or launcher (torch at work)
+    assert "gpucomm/measure/logs/nccl_info.py" in names and "gpucomm/measure/logs/nccl_tests_results.py" in names
+    assert not [n for n in names if n.startswith(("gpucomm/measure/harness", "gpucomm/measure/runner",
+                                                   "gpucomm/measure/launch", "gpucomm/measure/doctor"))]
     zipfile.ZipFile(io.BytesIO(data)).extractall(tmp_path)
     # A fresh interpreter that sees only the unpacked zip and the standard library, as Pyodide does.
     code = """
@@ -202,8 +206,12 @@ for name in calculators():
     assert json.loads(compute_json(name, "{}"))["ok"], name
 import gpucomm
 assert gpucomm.__file__.startswith(ZIPDIR), gpucomm.__file__
+from gpucomm.viz.calculators.log_check import check_log_json
+log = json.loads(check_log_json(open(LOG).read(), "dgx_a100"))
+assert log["ok"] and log["nccl_tests"]["runs"][0]["records"], log
 print(out["summary"])
-""".replace("ZIPDIR", repr(str(tmp_path))).replace("RAW", repr(json.dumps(RAW_A100)))
+""".replace("ZIPDIR", repr(str(tmp_path))).replace("RAW", repr(json.dumps(RAW_A100))).replace(
+        "LOG", repr(str(tmp_path / "gpucomm/model/data/nccl_logs/C04.txt")))
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == collective_update(CostInputs(**A100)).summary

@@ -1,7 +1,8 @@
 // The book's live calculators: controls drawn from the calculator's field metadata, every change
-// recomputed by the gpucomm model in Pyodide (Python compiled to WebAssembly) and drawn with
-// Plotly.react. Added by book/_ext/book_page_assets.py to pages holding a live panel, which the
-// package writes (gpucomm.viz.calculators.live.LivePanel):
+// recomputed by the gpucomm model in Pyodide (Python compiled to WebAssembly) in a Web Worker
+// (gpucomm_live_worker.mjs), and the figure redrawn with the traces that changed. Added by
+// book/_ext/book_page_assets.py to pages holding a live panel, which the package writes
+// (gpucomm.viz.calculators.live.LivePanel):
 //
 //   <div class="gpucomm-live" data-gpucomm-live="NAME">
 //     <script type="application/json" class="gpucomm-live-controls">{rows, fields}</script>
@@ -10,9 +11,21 @@
 //   </div>
 //
 // Nothing heavy loads with the page: Pyodide (from _static/pyodide/) and the package (the zip named
-// by this script's data-package attribute) are fetched on the reader's first change, from this
-// site only. Over file:// browsers refuse WebAssembly: the panel says so and keeps the static view.
-// Timings of every update are kept in window.gpucommLive.updates (read by tests/book and benchmarks/).
+// by this script's data-package attribute) are fetched, from this site only, when a panel scrolls
+// into view or the reader first touches a control, and start in a worker: the page never waits for
+// them (a progress line says how far they are). Over file:// browsers refuse WebAssembly and module
+// workers: the panel says so and keeps the static view.
+//
+// Drawing: a change that moves the data of the same traces (what a slider or a typed number does) is drawn
+// by Plotly.animate without redraw (only the changed traces' paths are recomputed; no axis, legend or layout pass),
+// the title by a relayout of the title alone, and an axis that plotly ranges itself is re-ranged only when the new
+// data leaves its range or fills less than a quarter of it. Anything else (traces shown or hidden, other layout
+// changes) goes through Plotly.react or Plotly.update. Changes arriving while one is computed are coalesced:
+// at most one recompute per animation frame, with the latest values.
+//
+// window.gpucommLive (read by tests/book and benchmarks/): updates (one record per recompute:
+// {calculator, field, first, ok, ms, computeMs, pythonMs, drawMs, fast, coalesced, message, messageField}),
+// firstInteraction, startedAt (loading began), loadMs, firstResult, phases, call(fn, ...args).
 (function () {
   "use strict";
 
@@ -20,41 +33,84 @@
   const STATIC = script.src.split("?")[0].replace(/[^/]*$/, "");  // .../_static/
   const PYODIDE_URL = STATIC + "pyodide/";
   const PACKAGE_URL = STATIC + script.dataset.package;
-  const SITE_DIR = "/home/pyodide/gpucomm-live";  // where the package zip is unpacked, put on sys.path
+  const WORKER_URL = STATIC + "gpucomm_live_worker.mjs";
+  const LOOSE_FRACTION = 0.25;  // re-range an autoranged axis when the data spans less than this share of it
 
-  // updates: one record per recompute ({calculator, field, first, ok, ms, message, messageField});
-  // firstInteraction: performance.now() of the reader's first pointer, focus or key on a panel's controls,
-  // which starts loading Python (so its download overlaps the typing); loadMs: Python ready, from that.
   const live = window.gpucommLive = window.gpucommLive ||
-    {updates: [], runtime: null, firstInteraction: null, loadMs: null, firstResult: null, phases: {}};
+    {updates: [], firstInteraction: null, startedAt: null, loadMs: null, firstResult: null, phases: {},
+     progress: null, state: "idle"};
 
-  // One Python runtime per page, started by the first change on any panel.
-  function startPython() {
-    if (!live.runtime) {
-      live.runtime = (async () => {
-        const started = performance.now();
-        const mark = what => { live.phases[what] = performance.now() - started; };
-        const {loadPyodide} = await import(PYODIDE_URL + "pyodide.mjs");
-        const [pyodide, zip] = await Promise.all([
-          loadPyodide({indexURL: PYODIDE_URL}).then(py => { mark("runtime"); return py; }),
-          fetch(PACKAGE_URL).then(r => {
-            if (!r.ok) throw new Error(`${PACKAGE_URL}: HTTP ${r.status}`);
-            return r.arrayBuffer();
-          }),
-        ]);
-        pyodide.unpackArchive(zip, "zip", {extractDir: SITE_DIR});
-        mark("unpacked");
-        const compute = pyodide.runPython(
-          `import sys\nsys.path.insert(0, ${JSON.stringify(SITE_DIR)})\n` +
-          "from gpucomm.viz.calculators.live import compute_json\ncompute_json");
-        mark("imported");
-        live.loadMs = performance.now() - (live.firstInteraction === null ? started : live.firstInteraction);
-        return compute;
-      })();
-    }
-    return live.runtime;
+  // --- the Python runtime: one worker per page, started once -----------------------------------------------
+  const listeners = new Set();  // (progress) => void, one per panel: its progress line
+  let worker = null, ready = null, nextId = 1;
+  const waiting = new Map();  // call id -> {resolve, reject}
+
+  function progressText(p) {
+    if (p.phase === "failed") return `Could not start Python in this browser (${p.message}).`;
+    if (p.phase === "ready") return "Python ready.";
+    const secs = ((performance.now() - live.startedAt) / 1000).toFixed(1);
+    if (p.phase === "package") return `Starting the gpucomm model in Python... (${secs} s)`;
+    const mb = p.totalBytes ? ` ${(p.loadedBytes / 1e6).toFixed(1)} of ${(p.totalBytes / 1e6).toFixed(1)} MB,` : "";
+    return `Loading Python (Pyodide, from this site, in the background):${mb} ${secs} s`;
   }
 
+  function broadcast(p) {
+    live.progress = p;
+    for (const listener of listeners) listener(p, progressText(p));
+  }
+
+  function startPython() {
+    if (ready) return ready;
+    live.startedAt = performance.now();
+    live.state = "loading";
+    ready = new Promise((resolve, reject) => {
+      worker = new Worker(WORKER_URL, {type: "module", name: "gpucomm-python"});
+      worker.onmessage = event => {
+        const m = event.data;
+        if (m.type === "progress") {
+          live.phases[m.phase] = m.ms;
+          broadcast(m);
+        } else if (m.type === "ready") {
+          live.loadMs = performance.now() - (live.firstInteraction === null ? live.startedAt : live.firstInteraction);
+          live.state = "ready";
+          broadcast({phase: "ready"});
+          resolve();
+        } else if (m.type === "failed") {
+          live.state = "failed";
+          broadcast({phase: "failed", message: m.message});
+          reject(new Error(m.message));
+        } else if (m.type === "result") {
+          const call = waiting.get(m.id);
+          waiting.delete(m.id);
+          if (call) (m.ok ? call.resolve : call.reject)(m.ok ? {value: m.value, pythonMs: m.pythonMs} : new Error(m.message));
+        }
+      };
+      worker.onerror = event => {
+        const message = event.message || "the worker script could not run";
+        live.state = "failed";
+        broadcast({phase: "failed", message});
+        reject(new Error(message));
+      };
+      worker.postMessage({type: "init", pyodide: PYODIDE_URL, package: PACKAGE_URL});
+    });
+    ready.catch(() => {});  // reported through the progress line and by each call
+    return ready;
+  }
+
+  // call(fn, ...args) -> Promise of {value: the JSON string Python returned, pythonMs}; starts Python if needed.
+  async function call(fn, ...args) {
+    await startPython();
+    return new Promise((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, {resolve, reject});
+      worker.postMessage({type: "call", id, fn, args});
+    });
+  }
+  live.call = call;
+  live.start = startPython;
+  live.onProgress = listener => { listeners.add(listener); if (live.progress) listener(live.progress, progressText(live.progress)); };
+
+  // --- small helpers ------------------------------------------------------------------------------------
   function el(tag, attrs, children) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -64,15 +120,55 @@
     for (const child of children || []) node.appendChild(child);
     return node;
   }
+  live.el = el;
 
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
-  // One control for one field, by the kind param() gave it. Returns {node, input(s), read()}.
+  // A size as the model's parser reads it ("64MiB"), for a slider position 2**k.
+  const SIZE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  function formatPow2(k) {
+    const unit = Math.min(Math.floor(k / 10), SIZE_UNITS.length - 1);
+    return `${2 ** (k - 10 * unit)}${SIZE_UNITS[unit]}`;
+  }
+  function sizeExponent(text) {  // "64MiB" -> 26, for placing the slider; NaN when not a power of two in these units
+    const m = /^\s*(\d+)\s*([KMGTP]i)?B?\s*$/i.exec(String(text));
+    if (!m) return NaN;
+    const unit = m[2] ? SIZE_UNITS.findIndex(u => u.toLowerCase() === (m[2] + "b").toLowerCase()) : 0;
+    return Math.log2(Number(m[1])) + 10 * unit;
+  }
+
+  // A slider for a number or a size with a range, next to its text box (the text stays what the model reads).
+  // Sizes and wide integer ranges move in powers of two; other numbers linearly. Returns null where none fits.
+  function makeSlider(f, text) {
+    if (!["size", "int", "float"].includes(f.kind) || f.min === null || f.max === null) return null;
+    let toText, fromText, attrs;
+    if (f.kind === "size" || (f.kind === "int" && f.max / Math.max(f.min, 1) > 64)) {
+      const lo = Math.ceil(Math.log2(Math.max(f.min, 1))), hi = Math.floor(Math.log2(f.max));
+      attrs = {min: lo, max: hi, step: 1};
+      toText = k => f.kind === "size" ? formatPow2(Number(k)) : String(2 ** Number(k));
+      fromText = t => f.kind === "size" ? sizeExponent(t) : Math.log2(Number(t));
+    } else {
+      const step = f.kind === "int" ? 1 : (f.max - f.min) / 100;
+      attrs = {min: f.min, max: f.max, step};
+      toText = v => f.kind === "int" ? String(Math.round(Number(v))) : String(Number(Number(v).toFixed(6)));
+      fromText = t => Number(t);
+    }
+    const slider = el("input", {type: "range", class: "gpucomm-live-slider", tabindex: "-1", "aria-hidden": "true", ...attrs});
+    const place = () => {
+      const v = fromText(text.value);
+      slider.disabled = !Number.isFinite(v) || text.disabled;
+      if (Number.isFinite(v)) slider.value = String(Math.min(attrs.max, Math.max(attrs.min, v)));
+    };
+    place();
+    return {slider, toText, place};
+  }
+
+  // One control for one field, by the kind param() gave it. Returns {node, inputs, read(), msg, slider}.
   function makeControl(panelId, name, f) {
     const id = `${panelId}-${name}`;
     const unit = f.unit && f.kind !== "size" && f.unit !== f.label ? ` (${f.unit})` : "";
     const msg = el("span", {class: "gpucomm-live-msg", role: "alert", id: id + "-msg"});
-    let inputs, read;
+    let inputs, read, slider = null;
     if (f.kind === "choice") {
       const select = el("select", {id, name, "aria-describedby": id + "-msg"},
         f.choices.map(([label, value], i) => el("option", {value: String(i), selected: same(value, f.value), text: label})));
@@ -88,7 +184,7 @@
         el("div", {class: "gpucomm-live-options"},
           boxes.map((b, i) => el("label", {}, [b, document.createTextNode(" " + f.choices[i][0])]))),
         msg]);
-      return {node: group, inputs, read, msg};
+      return {node: group, inputs, read, msg, slider};
     } else if (f.kind === "bool") {
       const box = el("input", {type: "checkbox", id, name, checked: !!f.value, "aria-describedby": id + "-msg"});
       inputs = [box];
@@ -99,18 +195,159 @@
         "aria-describedby": id + "-msg"});
       inputs = [text];
       read = () => text.value;
+      slider = makeSlider(f, text);
     }
-    const node = el("div", {class: "gpucomm-live-field", "data-field": name, title: f.help}, [
-      el("label", {for: id, text: f.label + unit}), inputs[0], msg]);
-    return {node, inputs, read, msg};
+    const parts = [el("label", {for: id, text: f.label + unit}), inputs[0]];
+    if (slider) parts.push(slider.slider);
+    parts.push(msg);
+    const node = el("div", {class: "gpucomm-live-field", "data-field": name, title: f.help}, parts);
+    return {node, inputs, read, msg, slider};
   }
 
+  // --- drawing ---------------------------------------------------------------------------------------------
+  const FAST_KEYS = new Set(["x", "y", "text"]);  // what Plotly.animate redraws without a layout pass
+  const RANGE_KEY = /^([xy]axis\d*)\.range$/;
+
+  const plain = v => ArrayBuffer.isView(v) ? Array.from(v) : v;
+
+  // The layout change as {title, ranges: {axis: [lo, hi]}, other: {key: value}}: title and ranges a fast draw
+  // can apply, anything else needs a full one. ``before`` and ``after`` are flat {"a.b": value} maps.
+  function layoutChange(before, after) {
+    const change = {title: undefined, ranges: {}, other: {}};
+    for (const [key, value] of Object.entries(after)) {
+      if (before && same(before[key], value)) continue;
+      const range = RANGE_KEY.exec(key);
+      if (key === "title.text") change.title = value;
+      else if (range && Array.isArray(value)) change.ranges[range[1]] = value;
+      else change.other[key] = value;
+    }
+    return change;
+  }
+
+  // A nested layout as flat {"a.b.c": value}, arrays kept whole; the template is the page's (left out).
+  function flatten(obj, prefix, out) {
+    out = out || {};
+    for (const [k, v] of Object.entries(obj || {})) {
+      if (!prefix && k === "template") continue;
+      const key = prefix ? `${prefix}.${k}` : k;
+      if (v && typeof v === "object" && !Array.isArray(v)) flatten(v, key, out); else out[key] = v;
+    }
+    return out;
+  }
+
+  function axisName(id) { return id.replace(/^([xy])(\d*)$/, "$1axis$2"); }
+
+  // Axes plotly ranges itself, among those of ``traces``, whose data now leaves the range shown or fills less
+  // than LOOSE_FRACTION of it: {"yaxis.autorange": true, ...} (empty when the range shown still fits).
+  function staleAutoranges(gd, traces) {
+    const full = gd._fullLayout, out = {};
+    const axes = new Set();
+    for (const i of traces) {
+      const t = gd._fullData[i];
+      if (t && t.visible === true) { axes.add(axisName(t.xaxis || "x")); axes.add(axisName(t.yaxis || "y")); }
+    }
+    for (const name of axes) {
+      const ax = full[name];
+      if (!ax || !ax.autorange || !ax.range || !["linear", "log"].includes(ax.type)) continue;
+      const letter = name[0];
+      let lo = Infinity, hi = -Infinity;
+      for (const t of gd._fullData) {
+        if (t.visible !== true || axisName(t[letter + "axis"] || letter) !== name) continue;
+        const raw = gd.data[t.index][letter];
+        if (t.type === "bar" && letter !== (t.orientation === "h" ? "x" : "y")) continue;
+        for (const v of raw ? plain(raw) : []) {
+          const n = ax.type === "log" ? Math.log10(v) : Number(v);
+          if (v === null || v === undefined || !Number.isFinite(n)) continue;
+          if (n < lo) lo = n;
+          if (n > hi) hi = n;
+        }
+        if (t.type === "bar" && ax.type === "linear") { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
+      }
+      if (ax.rangemode === "tozero" && ax.type === "linear") { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
+      if (!(hi >= lo)) continue;
+      const [r0, r1] = [Math.min(...ax.range), Math.max(...ax.range)];
+      const slack = 1e-9 * (r1 - r0);  // plotly's range is the data's extent to the last bit where it adds no padding
+      if (lo < r0 - slack || hi > r1 + slack || (hi - lo) < LOOSE_FRACTION * (r1 - r0)) out[name + ".autorange"] = true;
+    }
+    return out;
+  }
+
+  const ANIMATE = {transition: {duration: 0}, frame: {duration: 0, redraw: false}, mode: "immediate"};
+
+  // Draw the new data of some traces, as fast as plotly allows: changes = [{index, x?, y?, text?}].
+  // Returns what it did: {animateMs, relayoutMs, relayout: [keys]}.
+  async function fastDraw(gd, changes, layout) {
+    const axes = {}, t0 = performance.now();
+    for (const [name, range] of Object.entries(layout.ranges)) axes[name] = {range};
+    if (changes.length || Object.keys(axes).length) {
+      await window.Plotly.animate(gd, {data: changes.map(({index, ...rest}) => rest), traces: changes.map(c => c.index),
+                                       layout: axes}, ANIMATE);
+    }
+    const t1 = performance.now();
+    const relayout = staleAutoranges(gd, changes.map(c => c.index));
+    if (layout.title !== undefined) relayout["title.text"] = layout.title;
+    if (Object.keys(relayout).length) await window.Plotly.relayout(gd, relayout);
+    return {animateMs: t1 - t0, relayoutMs: performance.now() - t1, relayout: Object.keys(relayout)};
+  }
+
+  // Per trace index, the keys whose value differs from what is drawn, or null when a fast draw cannot apply.
+  function traceChanges(gd, updates) {
+    const changes = [];
+    for (const [index, props] of updates) {
+      const drawn = gd.data[index], full = gd._fullData[index];
+      if (!drawn || !full || !["scatter", "bar"].includes(full.type)) return null;
+      const change = {index};
+      for (const [key, value] of Object.entries(props)) {
+        if (same(plain(drawn[key]), value)) continue;
+        if (!FAST_KEYS.has(key)) return null;
+        const ax = gd._fullLayout[axisName(full[key === "text" ? "xaxis" : key + "axis"] || key)];
+        if (key !== "text" && ax && !["linear", "log"].includes(ax.type)) return null;  // categories: a full draw
+        change[key] = value;
+      }
+      if (Object.keys(change).length > 1) changes.push(change);
+    }
+    return changes;
+  }
+
+  // Draw one result of compute(): {"spec": figure} or {"update": {data, traces, layout}}. ``state`` keeps the
+  // last layout drawn (flat), so a change is measured against what the page asked for, not what plotly wrote back.
+  // Returns what the fast path did (fastDraw), or null when a full draw was needed.
+  async function draw(gd, result, state) {
+    if (result.spec) {
+      const spec = result.spec;
+      const data = spec.data.filter(t => t.visible !== false);  // traces hidden by the spec: less to diff and draw
+      const flat = flatten(spec.layout);
+      const change = state.layout ? layoutChange(state.layout, flat) : null;
+      const sameTraces = data.length === gd.data.length &&
+        data.every((t, i) => t.name === gd.data[i].name && (t.visible ?? true) === (gd.data[i].visible ?? true));
+      const changes = change && sameTraces && !Object.keys(change.other).length ? traceChanges(gd, data.map((t, i) => [i, t])) : null;
+      state.layout = flat;
+      if (changes) return fastDraw(gd, changes, change);
+      const layout = spec.layout;
+      // The spec names its template; plotly.py expanded it into the precomputed figure: reuse that.
+      if (typeof layout.template === "string") layout.template = gd.layout.template;
+      await window.Plotly.react(gd, data, layout);
+      return null;
+    }
+    const u = result.update;
+    const flat = flatten(u.layout);
+    const change = state.layout ? layoutChange(state.layout, flat) : null;
+    const updates = u.traces.map((index, k) => [index, Object.fromEntries(Object.entries(u.data).map(([key, values]) => [key, values[k]]))]);
+    const changes = change && !Object.keys(change.other).length ? traceChanges(gd, updates) : null;
+    state.layout = {...(state.layout || {}), ...flat};
+    if (changes) return fastDraw(gd, changes, change);
+    await window.Plotly.update(gd, u.data, u.layout, u.traces);  // as the calculator's ipywidgets UI applies it
+    return null;
+  }
+
+  // --- one panel ---------------------------------------------------------------------------------------------
   function setupPanel(panel, index) {
     const spec = JSON.parse(panel.querySelector("script.gpucomm-live-controls").textContent);
     const summary = panel.querySelector(".gpucomm-live-summary");
     const figureBox = panel.querySelector(".gpucomm-live-figure");
     const gd = figureBox && figureBox.querySelector(".plotly-graph-div");
     const intro = el("p", {class: "gpucomm-live-intro"});
+    const status = el("p", {class: "gpucomm-live-progress", role: "status", "aria-live": "polite"});
     panel.insertBefore(intro, summary);
     if (location.protocol === "file:") {
       intro.textContent = "Live computing needs this book served over http (browsers do not run WebAssembly " +
@@ -119,7 +356,7 @@
       return;
     }
     intro.textContent = "Compute live in your browser: change any value and this page's Python model " +
-      "(Pyodide, about 12 MB, loaded from this site on the first change) redraws the figure.";
+      "(Pyodide, about 12 MB, loaded from this site in the background) redraws the figure.";
     const form = el("form", {class: "gpucomm-live-controls", "aria-label": `${spec.calculator} calculator`});
     form.addEventListener("submit", e => e.preventDefault());
     const controls = {};
@@ -132,14 +369,29 @@
       form.appendChild(line);
     }
     panel.insertBefore(form, summary);
+    panel.insertBefore(status, summary);
     panel.dataset.state = "idle";
-    // Start loading on the first touch of a control: by the time a value is typed, Python may be ready.
+    panel.dataset.updates = "0";
+    const drawState = {layout: null};
+
+    live.onProgress((p, text) => {
+      if (panel.dataset.state === "live" && p.phase !== "failed") return;
+      status.textContent = p.phase === "ready" ? "" : text;
+      if (p.phase === "failed") panel.dataset.state = "failed";
+    });
+    // Start loading on the first touch of a control or when the panel comes into view: by the time a value
+    // is typed, Python may be ready. Loading runs in the worker, so starting early costs the page nothing.
     const warmUp = () => {
       if (live.firstInteraction === null) live.firstInteraction = performance.now();
-      startPython().catch(() => {});  // a failure is reported by the change that needs the result
+      startPython();
     };
     for (const type of ["pointerdown", "focusin", "keydown"]) form.addEventListener(type, warmUp, {once: true});
-    panel.dataset.updates = "0";
+    if ("IntersectionObserver" in window) {
+      const seen = new IntersectionObserver(entries => {
+        if (entries.some(e => e.isIntersecting)) { seen.disconnect(); startPython(); }
+      });
+      seen.observe(form);
+    }
 
     function values() {
       const out = {};
@@ -153,6 +405,7 @@
         const [other, wanted] = f.enabled_when;
         const on = same(current[other], wanted);
         for (const input of controls[name].inputs) input.disabled = !on;
+        if (controls[name].slider) controls[name].slider.place();
         controls[name].node.classList.toggle("gpucomm-live-off", !on);
       }
     }
@@ -165,31 +418,38 @@
       }
     }
 
-    let busy = false, pending = null;
-    async function recompute(field, startedAt) {
-      if (busy) { pending = {field, startedAt}; return; }
-      busy = true;
+    // Coalescing: changes wait for the next animation frame, and while one recompute is in flight the next
+    // waits for it; either way the values read are the latest, so a moving slider costs one recompute per frame.
+    // A committed change (typed, picked, ticked) starts at once when nothing is in flight; a slider's moves wait
+    // for the next frame.
+    let queued = null, inFlight = false, frame = 0;
+    function request(field, startedAt, moving) {
+      queued = queued ? {field, startedAt: queued.startedAt, coalesced: queued.coalesced + 1} : {field, startedAt, coalesced: 0};
+      if (inFlight) return;
+      if (!moving) { if (frame) cancelAnimationFrame(frame); flush(); } else if (!frame) frame = requestAnimationFrame(flush);
+    }
+
+    async function flush() {
+      frame = 0;
+      if (inFlight || !queued) return;
+      const {field, startedAt, coalesced} = queued;
+      queued = null;
+      inFlight = true;
       const first = live.firstResult === null;
-      const record = {calculator: spec.calculator, field, first, ok: false, ms: null};
+      const record = {calculator: spec.calculator, field, first, ok: false, ms: null, coalesced};
       try {
-        if (first) { panel.dataset.state = "loading"; intro.textContent = "Loading Python and the gpucomm model (Pyodide, from this site)..."; }
-        const compute = await startPython();
+        if (panel.dataset.state !== "live") panel.dataset.state = "loading";
         const current = values();
         const computeStart = performance.now();
-        const result = JSON.parse(compute(spec.calculator, JSON.stringify(current)));
+        const answer = await call("compute_json", spec.calculator, JSON.stringify(current));
+        const result = JSON.parse(answer.value);
         record.computeMs = performance.now() - computeStart;
+        record.pythonMs = answer.pythonMs;
         if (result.ok) {
           const drawStart = performance.now();
-          if (result.spec) {  // the whole figure, as the notebooks draw it
-            const layout = result.spec.layout;
-            // The spec names its template; plotly.py expanded it into the precomputed figure: reuse that.
-            if (typeof layout.template === "string") layout.template = gd.layout.template;
-            // Traces hidden by the spec (systems not compared) are left out: the same drawing, less to diff.
-            await window.Plotly.react(gd, result.spec.data.filter(t => t.visible !== false), layout);
-          } else {  // the FigureUpdate of the calculator, applied as its ipywidgets UI applies it
-            const u = result.update;
-            await window.Plotly.update(gd, u.data, u.layout, u.traces);
-          }
+          const fast = await draw(gd, result, drawState);
+          record.fast = !!fast;
+          if (fast) Object.assign(record, fast);
           record.drawMs = performance.now() - drawStart;
           summary.textContent = result.summary;
           showMessage(null, "");
@@ -201,6 +461,7 @@
         record.message = result.ok ? null : result.message;
         record.messageField = result.ok ? null : (result.field || field);
         panel.dataset.state = "live";
+        status.textContent = "";
         intro.textContent = "Computed live in your browser by the gpucomm model (Pyodide); change any value.";
       } catch (err) {
         panel.dataset.state = "failed";
@@ -210,19 +471,29 @@
         record.ms = performance.now() - startedAt;
         live.updates.push(record);
         panel.dataset.updates = String(Number(panel.dataset.updates) + 1);
-        busy = false;
-        if (pending) { const next = pending; pending = null; recompute(next.field, next.startedAt); }
+        inFlight = false;
+        if (queued && !frame) frame = requestAnimationFrame(flush);
       }
     }
 
     for (const [name, c] of Object.entries(controls)) {
-      for (const input of c.inputs) {
-        input.addEventListener("change", () => {
-          const startedAt = performance.now();
-          if (live.firstInteraction === null) live.firstInteraction = startedAt;
-          refreshEnabled(values());
-          recompute(name, startedAt);
+      const changed = () => {
+        const startedAt = performance.now();
+        if (live.firstInteraction === null) live.firstInteraction = startedAt;
+        refreshEnabled(values());
+        if (c.slider) c.slider.place();
+        request(name, startedAt);
+      };
+      for (const input of c.inputs) input.addEventListener("change", changed);
+      if (c.slider) {
+        const text = c.inputs[0];
+        // While the slider moves: its value into the text box, one recompute per frame at most.
+        c.slider.slider.addEventListener("input", () => {
+          text.value = c.slider.toText(c.slider.slider.value);
+          warmUp();
+          request(name, performance.now(), true);
         });
+        c.slider.slider.addEventListener("change", () => { text.value = c.slider.toText(c.slider.slider.value); });
       }
     }
     refreshEnabled(values());

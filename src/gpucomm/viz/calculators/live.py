@@ -40,12 +40,17 @@ from gpucomm.model.units import format_size, parse_size
 from gpucomm.viz.calculators.inputs import FigureUpdate, check_field, check_inputs, input_fields, update_spec
 
 __all__ = ["LiveCalculator", "LivePanel", "BROWSER_PACKAGE", "calculators", "get_calculator", "controls",
-           "read_field", "compute", "compute_json", "browser_zip", "panel"]
+           "read_field", "finite", "compute", "compute_json", "browser_zip", "panel"]
 
-BROWSER_PACKAGE = ("__init__.py", "model", "viz/__init__.py", "viz/calculators")
-"""Parts of the ``gpucomm`` package the browser needs (paths under the package folder): the model
-and the calculators' inputs and figure specs. Not ``measure`` (torch), ``cli``, ``viz/figures``
-or ``viz/widgets`` (plotly, ipywidgets)."""
+BROWSER_PACKAGE = ("__init__.py", "model", "viz/__init__.py", "viz/calculators",
+                   "measure/__init__.py", "measure/collectives", "measure/config.py", "measure/output_paths.py",
+                   "measure/results.py", "measure/logs")
+"""Parts of the ``gpucomm`` package the browser needs (paths under the package folder): the model, the
+calculators' inputs and figure specs, and for the "check your log" page
+(:mod:`gpucomm.viz.calculators.log_check`) the log readers of ``measure/logs`` with the few modules they import
+(the results schema, the sweep configuration, the output-path rules; none imports torch). ``measure/collectives``
+travels whole because its package lists its modules to name the measured collectives; the torch in them is never
+imported. Not the rest of ``measure`` (torch), ``cli``, ``viz/figures`` or ``viz/widgets`` (plotly, ipywidgets)."""
 
 _ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 """Timestamp of every zip entry: the same package gives the same bytes, hence the same file name."""
@@ -234,14 +239,14 @@ def read_field(meta: dict, raw: Any) -> Any:
     return check_field(meta, value)
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
     """``value`` with every non-finite float made None: JSON has no NaN or Infinity (a gap in a plotly line)."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     return value
 
 
@@ -286,7 +291,7 @@ def compute(name: str, values: dict) -> dict:
         result = calc.result(check_inputs(calc.inputs(**typed)))
     except GpucommError as exc:
         return {"ok": False, "field": None, "message": str(exc)}
-    return {"ok": True, **_finite(result)}
+    return {"ok": True, **finite(result)}
 
 
 def compute_json(name: str, values_json: str) -> str:
