@@ -12,8 +12,8 @@ Two tiers (the Makefile's ``make test-fast`` and ``make test``):
   waits for a process; ``make test`` runs it in full.
 
 Hypothesis profiles: ``fast`` (few examples, the fast tier's default) and ``full`` (``make test``, ``HYPOTHESIS_PROFILE
-=full``). A test sets no ``max_examples`` of its own; one that needs more than the profile's asks for a multiple of it
-with :func:`examples`.
+=full``). A test sets no ``max_examples`` of its own, except a property that needs more cases under ``full`` (the
+cost model's invariants, tests/model/test_invariants.py).
 """
 
 from __future__ import annotations
@@ -38,11 +38,6 @@ from gpucomm.measure.logs.nccl_tests import bundled_log_text
 settings.register_profile("fast", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("full", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
-
-
-def examples(multiple: float) -> int:
-    """``max_examples`` for a test that needs ``multiple`` times the loaded profile's count (at least 1)."""
-    return max(1, int(settings.default.max_examples * multiple))
 
 
 # --- the procs tier ----------------------------------------------------------------------------------------------

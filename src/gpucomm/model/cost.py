@@ -258,7 +258,11 @@ class CollectiveCost:
     (:mod:`gpucomm.model.cost_terms`)."""
     nccl_algorithm: str = ""
     """The algorithm NCCL's own estimate picks at this size (``topoGetAlgoInfo``); empty outside NCCL's tuner.
-    Under ``auto`` it is also :attr:`algorithm`, the pair whose time is reported (what runs is what NCCL picks)."""
+    ``algorithm`` is the pair whose time is reported: the fastest of the pairs NCCL enables, each priced by NCCL's
+    estimate plus the terms. Near NCCL's crossovers it can differ from NCCL's pick: NCCL's estimate says two pairs
+    tie where the terms say one is faster. Reporting NCCL's pick there would make the time fall as the message grows
+    (a step at NCCL's switch point, of the size of the terms' difference), which the model must not; so where the
+    two differ the answer is the model's best pair, and NCCL's own is kept here."""
     nccl_protocol: str = ""
     """The protocol of NCCL's own pick (see :attr:`nccl_algorithm`)."""
 
@@ -629,7 +633,7 @@ CUT_THROUGH_PROTOCOLS = ("LL",)
 """Protocols whose ring steps overlap their transfer with their latency (:func:`_nccl_cost`): LL flags every 8-byte
 word (``union ncclLLFifoLine``, ``src/include/device.h`` at NCCL v2.30.7-1), so the next GPU reads and forwards
 data as it lands; NCCL's estimate adds the steps' latency to the whole transfer. Chosen on the 8x H200 NCCL 2.30.7
-sweep (S16, in-sample below 1 MiB for this choice: +53-61 % without it). Against it: 4x V100 over PCIe in a CUDA graph
+sweep (S16, in-sample below 1 MiB for this choice: +26-58 % without it). Against it: 4x V100 over PCIe in a CUDA graph
 at 4 KiB (case C41) comes out 17 % fast with it. LL128 (a flag per 128-byte line, forwarded per warp) would overlap as
 well, but the A100 sweeps at 4-16 MiB, where NCCL runs it, are then too fast, so it is left additive; Simple waits for
 whole slices."""
@@ -652,13 +656,15 @@ def _with_launch(terms: dict, launch_s: float, floor_s: float) -> dict:
 
 def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: str, protocol: str,
                nccl_version: tuple, launch: str, gpus_per_thread: int) -> tuple:
-    """The (algorithm, protocol) NCCL picks among those it enables (restricted by ``algorithm`` and ``protocol`` when
-    named), its terms, and NCCL's estimate.
+    """The fastest (algorithm, protocol) NCCL enables (restricted by ``algorithm`` and ``protocol`` when named), its
+    terms, and NCCL's own pick.
 
-    NCCL picks the pair (and, for Ring and Tree, the channel count) minimising its own estimate
-    (``src/enqueue.cc`` topoGetAlgoInfo); that pair is what runs, so the model prices it: NCCL's estimate plus the
-    terms (:func:`_nccl_terms`). Returns (algorithm, protocol, terms, NCCL's estimate of that pair in s, channels,
-    alternatives, NCCL's own (algorithm, protocol), host floor in s)."""
+    NCCL picks the pair (and, for Ring and Tree, the channel count) minimising its own estimate (``src/enqueue.cc``
+    topoGetAlgoInfo); the model prices every enabled pair as NCCL's estimate plus the terms (:func:`_nccl_terms`)
+    and reports the fastest, a minimum of curves that never fall as the size grows, so the time never does either.
+    (Pricing NCCL's pick alone was tried: at NCCL's LL -> LL128 switch the LL overlap term makes the time fall by
+    about 1 %, e.g. broadcast on 16 GPUs over NVLink 2, and the validation figures were the same.) Returns (algorithm, protocol, terms,
+    NCCL's estimate of that pair in s, channels, alternatives, NCCL's own (algorithm, protocol), host floor in s)."""
     plan = _nccl_plan(fabric, n, nccl_version, collective)
     comm, table, candidates, _ = plan
     times = {k: nt.algo_time_s(comm, table, collective, k[0], k[1], size) for k in candidates} if n > 1 \
@@ -678,11 +684,14 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
     if n == 1:
         floor = ct.host_floor_s(gpus_per_thread, launch, 1, nccl_version)
         return (*nccl_pick, _with_launch({}, launch_s, floor), 0.0, 1, alternatives, nccl_pick, floor)
-    # What runs is NCCL's pick: its estimate plus the terms is the time (a pair NCCL would not pick is not run,
-    # however fast the model thinks it is).
-    terms, channels, cont_channels = _nccl_terms(collective, size, n, fabric, plan, *nccl_pick)
-    floor = ct.host_floor_s(gpus_per_thread, launch, cont_channels, nccl_version)
-    return (*nccl_pick, _with_launch(terms, launch_s, floor), times[nccl_pick], channels, alternatives, nccl_pick, floor)
+    priced = {}
+    for k in pick:
+        terms, channels, cont_channels = _nccl_terms(collective, size, n, fabric, plan, *k)
+        floor = ct.host_floor_s(gpus_per_thread, launch, cont_channels, nccl_version)
+        priced[k] = (_with_launch(terms, launch_s, floor), channels, floor)
+    best = min(priced, key=lambda k: (sum(priced[k][0].values()), *nccl_order(k)))
+    terms, channels, floor = priced[best]
+    return (*best, terms, times[best], channels, alternatives, nccl_pick, floor)
 
 
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: Fabric | str | Link,
