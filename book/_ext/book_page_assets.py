@@ -33,6 +33,10 @@ One tag each
     A script or stylesheet registered twice (sphinx-thebe's inline configuration, which Jupyter Book
     adds twice and whose second copy throws "Identifier 'THEBE_JS_URL' has already been declared") is
     written once per page.
+Search
+    ``gpucomm_search_scorer.js`` (``html_search_scorer``): a page whose own title holds the query ranks
+    above pages that only have it in a section title, and excerpts come from the article's text, not
+    the download menu and table of contents before it.
 Narrow screens
     Every page gets ``gpucomm_layout.css`` and ``gpucomm_layout.js`` (``book/_ext/layout_static/``, a few KB):
     inline code and links wrap instead of widening the page, each wide table scrolls sideways in its own
@@ -60,6 +64,8 @@ PLOTLY_JS_PRIORITY = 400
 LIVE_JS_PRIORITY = 450
 LIVE_STATIC = Path(__file__).resolve().parent / "live_static"  # gpucomm_live.js, gpucomm_live.css
 LAYOUT_STATIC = Path(__file__).resolve().parent / "layout_static"  # gpucomm_layout.js, gpucomm_layout.css
+# Sphinx's html_search_scorer: ranks a page whose own title holds the query first; excerpts from the article only.
+SEARCH_SCORER = LAYOUT_STATIC / "gpucomm_search_scorer.js"
 # After plotly.js and the live front end: it lays out figures they drew.
 LAYOUT_JS_PRIORITY = 460
 LIVE_PACKAGE_DIR = "gpucomm_live"  # under _static: the package zip for Pyodide
@@ -137,6 +143,16 @@ def add_live_static_path(app: Sphinx, config: Any) -> None:
     config.html_static_path = [*config.html_static_path, str(LIVE_STATIC), str(LAYOUT_STATIC)]
 
 
+def use_search_scorer(app: Sphinx, config: Any) -> None:
+    """``config-inited`` handler: the book's search ranking and excerpts (``gpucomm_search_scorer.js``).
+
+    Sphinx reads ``html_search_scorer`` relative to the directory the build runs from, so the path is set
+    here, absolute, unless the configuration names another file.
+    """
+    if not config.html_search_scorer:
+        config.html_search_scorer = str(SEARCH_SCORER)
+
+
 def prepare_live_package(app: Sphinx) -> None:
     """``builder-inited`` handler: zip the package for the browser now, so that pages can name the file."""
     app.gpucomm_live_package = None
@@ -149,13 +165,25 @@ def prepare_live_package(app: Sphinx) -> None:
     app.gpucomm_live_package = (name, data)
 
 
+# The "check your log" reader (gpucomm.viz.calculators.log_check.LogCheckPanel): the live runtime and its own script.
+_LOG_CHECK_RE = re.compile(r"\bdata-gpucomm-logcheck=")
+
+
 def add_live_where_used(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                         doctree: Any) -> None:
-    """``html-page-context`` handler: add the live front end to this page if it holds a live panel."""
+    """``html-page-context`` handler: add the live front end to this page if it holds a live panel or the log reader.
+
+    The front end (``gpucomm_live.js``) starts the Python worker (``gpucomm_live_worker.mjs``, fetched by the
+    browser only when Python starts); a page with the log reader also gets ``gpucomm_log_check.js``, after it.
+    """
     package = getattr(app, "gpucomm_live_package", None)
-    if package and page_has_live_panel(context.get("body") or ""):
+    body = context.get("body") or ""
+    log_check = bool(_LOG_CHECK_RE.search(body))
+    if package and (page_has_live_panel(body) or log_check):
         app.builder.add_js_file("gpucomm_live.js", priority=LIVE_JS_PRIORITY, **{"data-package": package[0]})
         app.builder.add_css_file("gpucomm_live.css")
+        if log_check:
+            app.builder.add_js_file("gpucomm_log_check.js", priority=LIVE_JS_PRIORITY + 1)
 
 
 def write_live_package(app: Sphinx, exception: Exception | None) -> None:
@@ -245,6 +273,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", add_plotly_where_used)
     app.connect("build-finished", drop_fontawesome_js)
     app.connect("config-inited", add_live_static_path)
+    app.connect("config-inited", use_search_scorer)
     app.connect("builder-inited", prepare_live_package)
     app.connect("html-page-context", add_live_where_used)
     app.connect("build-finished", write_live_package)

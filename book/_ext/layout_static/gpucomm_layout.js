@@ -46,6 +46,33 @@
     }
   }
 
+  // A table squeezed into a narrow box wraps its long-text column into rows hundreds of pixels tall, mostly blank
+  // (a 500-character note in a 13em column). Such a table is widened, a step at a time, until its tallest row
+  // is at most TALL_ROW_PX or it is MAX_TABLE_PX wide: it scrolls sideways in its box instead.
+  const TALL_ROW_PX = 240;
+  const MAX_TABLE_PX = 1200;
+  const WIDEN_STEP = 1.25;
+
+  function tallestRow(table) {
+    let tallest = 0;
+    for (const row of table.rows) tallest = Math.max(tallest, row.getBoundingClientRect().height);
+    return tallest;
+  }
+
+  function widenTallTables() {
+    const main = document.querySelector("main") || document.body;
+    for (const table of main.querySelectorAll("table")) {  // each in a box that scrolls sideways (wrapTables)
+      if (!table.rows.length || !scrollsSideways(table, main)) continue;
+      let width = table.getBoundingClientRect().width;
+      while (tallestRow(table) > TALL_ROW_PX && width < MAX_TABLE_PX) {
+        width = Math.min(MAX_TABLE_PX, Math.ceil(width * WIDEN_STEP));
+        table.style.minWidth = width + "px";
+        table.style.width = width + "px";
+        table.dataset.gcWidened = "1";
+      }
+    }
+  }
+
   // --- search page opened from a file -------------------------------------------------------------------
   function searchNote() {
     if (location.protocol !== "file:" || !document.getElementById("search-results")
@@ -178,7 +205,9 @@
       const drawn = headers[i] ? box(headers[i], origin) : {width: 0, height: MENU_ROW_PX - 6};
       const tooWide = m.type === "buttons" && drawn.width > width - 8;
       const row = (m.type === "buttons" && !tooWide) ? drawn.height + 6 : MENU_ROW_PX;
-      return {menu: Object.assign({}, m, tooWide ? {type: "dropdown", direction: "down"} : {}), row};
+      // A dropdown sits at the top and opens downwards, over the plot: room for its whole list, no scrolling.
+      const dropdown = m.type === "dropdown" || tooWide;
+      return {menu: Object.assign({}, m, dropdown ? {type: "dropdown", direction: "down"} : {}), row};
     });
     const menuTops = [];
     for (const m of menus) {
@@ -291,12 +320,44 @@
     setHeight(gd, gd._fullLayout.height);
   }
 
-  // After a control changed the title (slider steps and buttons often do): wrap it again.
+  // After a control changed the title (slider steps and buttons often do): wrap it again. A desktop title
+  // with its own "<br><sup>subtitle</sup>" is wrapped as well; a title this script wrapped is left alone.
   function rewrapTitle(gd) {
     const title = titleText(gd.layout);
-    if (!title || /<br>/i.test(title)) return;
-    const lines = wrap(title, gd._fullLayout.width - 16, TITLE_FONT_PX);
-    if (lines.length > 1) window.Plotly.relayout(gd, {"title.text": lines.join("<br>")});
+    if (!title || title === gd._gcTitle) return;
+    const text = wrap(title, gd._fullLayout.width - 16, TITLE_FONT_PX).join("<br>");
+    gd._gcTitle = text;
+    if (text !== title) window.Plotly.relayout(gd, {"title.text": text});
+  }
+
+  // --- dropdowns chosen by a tap ----------------------------------------------------------------------
+  // plotly.js lets a long dropdown list scroll by dragging; its drag handler cancels the touchstart, so the
+  // browser never turns a tap on an item into a click and the item does nothing (plotly.js issue #6127). A
+  // tap (a touch that ends where it started, on the same item) is turned into a click on the item here, which
+  // runs plotly's own handler (the item's method and args, the menu's active index, plotly_buttonclicked).
+  // The browser's own click, when it would come, is cancelled: each tap gives exactly one click.
+  const TAP_SLOP_PX = 10;
+  const TAP_MS = 600;
+
+  function tapThroughDropdowns(gd) {
+    if (gd._gcTap) return;
+    gd._gcTap = true;
+    let start = null;
+    const itemAt = target => target && target.closest ? target.closest("g.updatemenu-dropdown-button") : null;
+    gd.addEventListener("touchstart", e => {
+      const item = e.touches.length === 1 ? itemAt(e.target) : null;
+      start = item ? {item, x: e.touches[0].clientX, y: e.touches[0].clientY, t: Date.now()} : null;
+    }, {capture: true, passive: true});
+    gd.addEventListener("touchend", e => {
+      const s = start;
+      start = null;
+      if (!s || e.changedTouches.length !== 1) return;
+      const t = e.changedTouches[0];
+      if (Math.hypot(t.clientX - s.x, t.clientY - s.y) > TAP_SLOP_PX || Date.now() - s.t > TAP_MS) return;
+      if (itemAt(document.elementFromPoint(t.clientX, t.clientY)) !== s.item) return;
+      e.preventDefault();
+      s.item.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true, view: window}));
+    }, {capture: true, passive: false});
   }
 
   function layoutFigure(gd) {
@@ -317,6 +378,7 @@
   function watchFigures() {
     if (!window.Plotly) return;
     for (const gd of document.querySelectorAll(".js-plotly-plot")) {
+      tapThroughDropdowns(gd);
       if (!gd._gcWatched && gd.on) {
         gd._gcWatched = true;
         gd.on("plotly_afterplot", () => setTimeout(() => layoutFigure(gd), 0));
@@ -327,6 +389,7 @@
 
   function start() {
     wrapTables();
+    widenTallTables();
     searchNote();
     watchFigures();
     // Figures drawn after load (a live calculator's first draw) are picked up on their first redraw.
