@@ -1,0 +1,124 @@
+"""A page's comparative sentences follow the model: the words are computed, and a flipped claim stops the build.
+
+The pages take the words of their comparisons from :mod:`gpucomm.model.claims` (``change_phrase``, ``compare_word``,
+glued into the prose) and state the rest with ``require``, which raises in the page's hidden cell, so that
+``jupyter-book build`` (``raise_on_error``) fails. These tests run a page's code cells in this process, with MyST-NB's
+``glue`` recorded instead of displayed, change one model parameter the way a recalibration would, and show:
+
+* the word a sentence takes changes with the numbers (``faster`` becomes ``slower``), and always agrees with them;
+* a sentence that the new numbers contradict raises :class:`~gpucomm.model.claims.ClaimError`, naming the sentence;
+* chapters other than the validation chapter carry no case or sweep ids (C22t, S16, P06...) in their prose.
+
+No book build is needed: the cells are plain Python over the package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpucomm.model import claims
+from gpucomm.model.hardware import calibration as cal
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOK = ROOT / "book"
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+
+
+def code_cells(page: Path) -> list[str]:
+    """The source of each ``{code-cell}`` of a MyST page, in order, without its ``:tags:`` option lines."""
+    cells = []
+    for body in CELL.findall(page.read_text(encoding="utf-8")):
+        lines = body.split("\n")
+        while lines and lines[0].startswith(":"):
+            lines.pop(0)
+        cells.append("\n".join(lines))
+    return cells
+
+
+def run_page(page: Path, monkeypatch, *, record_claims: list | None = None) -> dict:
+    """Execute every code cell of ``page`` in one namespace; return what it glued, by name.
+
+    With ``record_claims`` a list, a false ``require`` appends its sentence there instead of raising, so that a test
+    can read the words glued after it.
+    """
+    glued: dict = {}
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: glued.__setitem__(name, value))
+    if record_claims is not None:
+        monkeypatch.setattr(claims, "require", lambda ok, claim: None if ok else record_claims.append(claim))
+    namespace: dict = {"__name__": "__page__"}
+    for i, source in enumerate(code_cells(page)):
+        exec(compile(source, f"{page.name}[cell {i}]", "exec"), namespace)  # noqa: S102 - the book's own cells
+    return glued
+
+
+def clear_model_caches() -> None:
+    """Empty every memoised function of :mod:`gpucomm.model` (NCCL's plan per fabric is cached, and reads parameters)."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("gpucomm.model"):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+@pytest.fixture
+def fresh_model():
+    """Caches emptied before and after: a changed parameter must reach every number, and leave none behind."""
+    clear_model_caches()
+    yield
+    clear_model_caches()
+
+
+def scale_parameter(monkeypatch, table: dict, key: str, factor: float) -> None:
+    """Multiply one calibration parameter of ``table`` by ``factor`` for this test only."""
+    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
+    clear_model_caches()
+
+
+def test_tp_inference_runs_and_its_claims_hold(monkeypatch):
+    glued = run_page(BOOK / "tp_inference.md", monkeypatch)
+    # the TP=4 -> TP=8 sentence says what the glued speed-ups say
+    word = glued["s8_tp8_vs_tp4"]
+    assert word.endswith("faster" if glued["s8_h100_tp8"] > glued["s8_h100_tp4"] else "slower"), word
+
+
+def test_tp8_word_flips_with_the_model(monkeypatch, fresh_model):
+    """More NVLink latency per step makes TP=8 (14 ring steps) lose to TP=4 (6): the sentence says 'slower'."""
+    base = run_page(BOOK / "tp_inference.md", monkeypatch)["s8_tp8_vs_tp4"]
+    factor = 20.0 if base.endswith("faster") else 0.05
+    scale_parameter(monkeypatch, cal.TUNER_LATENCY_SCALE, "nvlink4", factor)
+    broken: list = []
+    glued = run_page(BOOK / "tp_inference.md", monkeypatch, record_claims=broken)
+    flipped = glued["s8_tp8_vs_tp4"]
+    assert flipped.split()[-1] != base.split()[-1], (base, flipped)
+    assert flipped.endswith("faster" if glued["s8_h100_tp8"] > glued["s8_h100_tp4"] else "slower"), flipped
+    assert broken, "so large a change of the NVLink latency leaves every other sentence of the page true"
+
+
+def test_a_flipped_ranking_stops_the_page(monkeypatch, fresh_model):
+    """Host-staged PCIe five times faster: the RTX 4090s gain from TP=2 in prefill, and the page refuses to say they lose."""
+    scale_parameter(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 5.0)
+    with pytest.raises(claims.ClaimError, match="loses over PCIe"):
+        run_page(BOOK / "tp_inference.md", monkeypatch)
+
+
+CASE_ID = re.compile(r"\b(?:case|sweep|point)s?\s+[CSP]\d{2}[a-z]?\b|\b[CSP]\d{2}t?(?:-[A-Za-z]+)?\b(?=[),;.:\s])")
+PLAIN_PAGES = ("tp_inference.md",)
+"""Chapters already checked for ids in their prose (the rest of the book follows as each is rewritten)."""
+
+
+def prose(page: Path) -> str:
+    """A page's text without its code cells (ids in code, where the page reads its data, are fine)."""
+    return CELL.sub("", page.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", PLAIN_PAGES)
+def test_chapters_carry_no_case_ids(name):
+    found = sorted(set(CASE_ID.findall(prose(BOOK / name))))
+    assert not found, f"{name} names validation cases in its prose: {found} (they belong in validation.md)"
