@@ -14,7 +14,7 @@ the reader pastes leaves the page. It calls what the CLI calls, so the page show
   set up and the findings, most serious first).
 
 The figure is busbw against message size: the run's rows, the fit, and the cost model
-(:func:`gpucomm.viz.calculators.collective.cost_series`, NCCL's own choice of algorithm and protocol) for a
+(:func:`gpucomm.model.cost.collective_cost`, NCCL's own choice of algorithm and protocol) for a
 catalog system: the one the log's device names point to (:func:`guess_system`), or the one the reader picks.
 Like the live calculators, everything here is standard library only (the page's Pyodide has no plotly): the
 figure is a plain dict that ``Plotly.react`` draws, and :func:`check_log_figure` wraps it for a notebook.
@@ -125,29 +125,28 @@ def _fit(meta: dict, records: list[dict]) -> dict:
             "busbw_at": [[r["msg_bytes"], report.busbw_at(r["msg_bytes"])] for r in rows]}
 
 
-def _model(meta: dict, system: str) -> dict:
-    """The cost model over the run's sizes for ``system``, its GPUs spread over the log's hosts: ``{"ok", "label",
-    "sizes", "busbw_bytes_per_s"}`` or ``{"ok": False, "message"}`` (the model's refusal, e.g. more ranks than the
-    system holds)."""
-    from gpucomm.viz.calculators.collective import CostInputs, cost_series
+def _model(meta: dict, records: list[dict], system: str) -> dict:
+    """The cost model for ``system`` at the run's sizes and the powers of two between them, its GPUs spread over
+    the log's hosts: ``{"ok", "label", "sizes", "busbw_bytes_per_s", "algorithm", "protocol"}`` (the last two per
+    size) or ``{"ok": False, "message"}`` (the model's refusal, e.g. more ranks than the system holds)."""
+    from gpucomm.model.cost import collective_cost
+    from gpucomm.viz.calculators.collective import CostInputs
 
     collective, n = meta.get("collective"), meta.get("num_ranks")
-    if not collective or not n:
+    if not collective or not n or not records:
         return {"ok": False, "message": "the log does not say which collective or how many ranks: no model curve"}
-    nodes = max(len(meta.get("hosts") or []), 1)
-    lo, hi = meta.get("min_bytes") or 8, meta.get("max_bytes") or 8
-    sizes, size = [], 1
-    while size <= hi:  # powers of two across the run, and its own sizes
-        if size >= lo:
-            sizes.append(size)
-        size *= 2
+    hosts = max(len(meta.get("hosts") or []), 1)
+    measured = [r["msg_bytes"] for r in records]
+    sizes = set(measured) | {2 ** k for k in range(64) if min(measured) <= 2 ** k <= max(measured)}
     try:
-        inputs = CostInputs(collective=collective, num_ranks=n, num_nodes=nodes if n % nodes == 0 else 1, system=system)
-        series = cost_series(inputs, sorted(set(sizes)))
+        inputs = CostInputs(collective=collective, num_ranks=n, num_nodes=hosts if n % hosts == 0 else 1, system=system)
+        fabric = inputs.fabric()
+        costs = [collective_cost(collective, s, num_ranks=n, fabric=fabric) for s in sorted(sizes)]
     except GpucommError as exc:
-        return {"ok": False, "message": f"the model for {system}: {exc}"}
-    return {"ok": True, "label": inputs.label, "sizes": sorted(set(sizes)),
-            "busbw_bytes_per_s": [v * 1e9 for v in series["busbw_gbs"]]}
+        return {"ok": False, "message": f"the model of {system}: {exc}"}
+    return {"ok": True, "label": inputs.label, "sizes": sorted(sizes),
+            "busbw_bytes_per_s": [c.busbw_bytes_per_s for c in costs],
+            "algorithm": [c.algorithm for c in costs], "protocol": [c.protocol for c in costs]}
 
 
 def _figure(runs: list[dict]) -> dict:
@@ -244,7 +243,7 @@ def check_log(text: str, *, system: str | None = None, input_name: str = "pasted
     out["system_device"] = device if not system else None
     if parsed:
         out["nccl_tests"] = {"runs": [{"meta": meta, "records": records, "fit": _fit(meta, records),
-                                       "model": _model(meta, out["system"])} for meta, records in parsed]}
+                                       "model": _model(meta, records, out["system"])} for meta, records in parsed]}
         out["figure"] = _figure(out["nccl_tests"]["runs"])
     return out
 
