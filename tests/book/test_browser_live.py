@@ -1,8 +1,8 @@
 """The collective calculator computed live in the reader's browser (Pyodide), against the Python results.
 
 Opens the built calculator page in headless Chromium on a local server (fixtures of
-``test_browser.py``: anything not on 127.0.0.1 is blocked and fails the test). Before any
-interaction the page fetched nothing of Pyodide; then the test changes controls the way a reader
+``test_browser.py``: anything not on 127.0.0.1 is blocked and fails the test). Before the panel is in
+view or touched the page fetched nothing of Pyodide; then the test changes controls the way a reader
 does (type a size, pick from a list, tick a box), and after each change compares what the page
 shows (the plotted y data, the title, the summary line) with :func:`collective_update` run here in
 CPython for the same inputs. An invalid size and a configuration the model refuses get the CLI's
@@ -107,8 +107,11 @@ def test_live_calculator_matches_python(open_page, capsys):
     first = panel.evaluate(SHOWN_JS)
     assert first["state"] == "idle" and first["updates"] == 0
     _assert_matches_python(first, CostInputs(**INITIAL), first_paint=True)  # the precomputed first paint
-    assert not [u for u in visit.requests if "/pyodide/" in u or "gpucomm_live/" in u], \
-        "Pyodide or the package was fetched before the reader touched a control"
+    # Python starts (in its worker) when the panel comes into view or a control is touched, never before
+    if not panel.locator("form").evaluate("f => f.getBoundingClientRect().top < innerHeight"):
+        assert not [u for u in visit.requests if "/pyodide/" in u or "gpucomm_live/" in u], \
+            "Pyodide or the package was fetched before the panel was in view or a control touched"
+        assert page.evaluate("() => window.gpucommLive.startedAt") is None
 
     inputs = CostInputs(**INITIAL)
     # 1. type a size
@@ -320,3 +323,41 @@ def test_tp_live_calculator_on_a_phone(browser, base_url):
     panel.screenshot(path=str(SHOTS / f"live_{name}_390.png"))
     page.context.close()
 
+
+
+DRAG_JS = r"""async ([panel, positions]) => {
+  const slider = panel.querySelector('[data-field=msg_bytes] input.gpucomm-live-slider');
+  const before = window.gpucommLive.updates.length;
+  for (const k of positions) {  // one input event per animation frame, as a dragged slider gives them
+    await new Promise(r => requestAnimationFrame(r));
+    slider.value = String(k);
+    slider.dispatchEvent(new Event('input', {bubbles: true}));
+  }
+  return {before, text: panel.querySelector('input[name=msg_bytes]').value};
+}"""
+
+
+def test_python_runs_in_a_worker_and_a_dragged_slider_recomputes_at_most_once_a_frame(open_page):
+    """The model runs in a Web Worker (the page never loads Pyodide itself); a slider dragged over 40 frames
+    recomputes at most once per frame, and the figure ends on the model's numbers for where the slider stopped."""
+    if PAGE not in toc_pages():
+        pytest.skip(f"{PAGE} is not in _toc.yml")
+    page, visit = open_page(PAGE)
+    panel = page.locator(".gpucomm-live[data-gpucomm-live=collective]")
+    _type(page, panel, "msg_bytes", "1MiB")  # Python ready
+    assert any(w.url.endswith("gpucomm_live_worker.mjs") for w in page.workers), [w.url for w in page.workers]
+    assert page.evaluate("() => typeof window.loadPyodide === 'undefined' && !('pyodide' in window)")
+    positions = [20 + (i % 12) for i in range(40)]  # 1 MiB .. 2 GiB and back, in powers of two
+    drag = panel.evaluate(DRAG_JS, [panel.element_handle(), positions])
+    assert drag["text"] == f"{2 ** (positions[-1] - 20)}MiB", drag  # the text box follows the slider
+    page.wait_for_function("n => window.gpucommLive.updates.length > n", arg=drag["before"],
+                           timeout=PYTHON_READY_S * 1000)
+    page.wait_for_timeout(1500)  # the last recompute drawn
+    records = page.evaluate("n => window.gpucommLive.updates.slice(n)", drag["before"])
+    assert 1 <= len(records) <= len(positions), len(records)
+    assert all(r["ok"] for r in records), records
+    shown = panel.evaluate(SHOWN_JS)
+    from gpucomm.model.units import parse_size
+
+    _assert_matches_python(shown, CostInputs(**{**INITIAL, "msg_bytes": parse_size(drag["text"])}))
+    assert not visit.unexpected_page_errors, visit.unexpected_page_errors

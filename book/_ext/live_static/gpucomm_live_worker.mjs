@@ -12,7 +12,8 @@
 //   {type: "failed", message}                                Python could not start
 //   {type: "result", id, ok, value | message, pythonMs}
 // Nothing is fetched from anywhere but the two URLs the page names (this site), and only the packages the model
-// needs are loaded: none (the model is the standard library only), so Pyodide's package index is never read.
+// needs are loaded: none (the model and the log readers are the standard library only); Pyodide reads its package
+// index (pyodide-lock.json, 0.1 MB) and loads nothing from it.
 
 const SITE_DIR = "/home/pyodide/gpucomm-live";  // where the package zip is unpacked, put on sys.path
 
