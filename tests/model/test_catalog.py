@@ -129,7 +129,8 @@ def test_dense_never_sparse():
     assert get_gpu("b200_hgx").dense_fp8_flops_per_s < 9e15
     for gpu in GPUS.values():
         if gpu.dense_fp8_flops_per_s and gpu.dense_bf16_flops_per_s:
-            assert gpu.dense_fp8_flops_per_s == pytest.approx(2 * gpu.dense_bf16_flops_per_s, rel=0.01), gpu.key
+            # FP8 runs twice BF16's rate on every tensor core here; the L40S datasheet's 733 and 362.05 are 1.2 % off it
+            assert gpu.dense_fp8_flops_per_s == pytest.approx(2 * gpu.dense_bf16_flops_per_s, rel=0.015), gpu.key
 
 
 def test_consumer_cards():
@@ -186,7 +187,9 @@ def test_nvswitch_and_system_spot_values():
     assert (nvl72.hosts, nvl72.switch_trays, nvl72.num_gpus // nvl72.hosts) == (18, 9, 4)
     # 'NVLink Switch features 144 NVLink ports' per tray (NVIDIA NVLink page): 2 chips of 72 ports
     assert nvl72.nvswitch_chips // nvl72.switch_trays * get_nvswitch(nvl72.nvswitch_key).ports_per_chip == 144
-    assert all(s.hosts == 1 and s.switch_trays == 0 for k, s in SYSTEMS.items() if k != "gb200_nvl72")
+    racks = ("gb200_nvl72", "gb300_nvl72")
+    assert all(s.hosts == 1 and s.switch_trays == 0 for k, s in SYSTEMS.items() if k not in racks)
+    assert (get_system("gb300_nvl72").hosts, get_system("gb300_nvl72").switch_trays) == (18, 9)
 
 
 def test_added_systems_match_their_sources():

@@ -47,7 +47,6 @@ nccl-tests ``doc/PERFORMANCE.md`` (busbw), NCCL ``src/graph/tuning.cc`` (protoco
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
@@ -62,6 +61,7 @@ from gpucomm.model.nccl_fabric import (
     DEFAULT_NCCL_VERSION,
     comm_and_table,
     delivered_bw_bytes_per_s,
+    nic_feed_bw_bytes_per_s,
     p2p_nvlinks,
     parse_nccl_version,
 )
@@ -480,10 +480,9 @@ def _net_bw_per_gpu(fabric: Fabric, g: int) -> float:
 
 
 def _gpu_feed_bw(fabric: Fabric) -> float:
-    """What one GPU can push towards its NIC, per direction, in bytes/s: over a PCIe link, that link's effective rate
-    (GPUDirect RDMA reads GPU memory over it; without P2P the data is staged through host memory); NVLink GPUs
-    (H100, B200: PCIe 5.0 to their NIC) are not limited here."""
-    return effective_bw_bytes_per_s(fabric.link, p2p=fabric.p2p) if fabric.link.kind == "pcie" else math.inf
+    """What one GPU can push towards its NIC, per direction, in bytes/s (:func:`~gpucomm.model.nccl_fabric.nic_feed_bw_bytes_per_s`:
+    a PCIe GPU's link, host-staged without P2P or GPUDirect RDMA; an NVLink GPU's host PCIe only without GDR)."""
+    return nic_feed_bw_bytes_per_s(fabric)
 
 
 def _ll_latency_s(fabric: Fabric, intra_steps: float, net_steps: float) -> float:

@@ -29,10 +29,15 @@ from gpucomm.model.hardware import Link, get_gpu, get_inter_socket_link, get_lin
 from gpucomm.model.hardware.gpus import bridged_gpus, gpu_nvlink_link
 from gpucomm.model.hardware.nvswitch import System
 
-__all__ = ["TOPOLOGIES", "NVLINK_DOMAIN_MAX_GPUS", "Fabric", "make_fabric", "system_fabric", "as_fabric"]
+__all__ = ["TOPOLOGIES", "NET_TRANSPORTS", "NVLINK_DOMAIN_MAX_GPUS", "Fabric", "make_fabric", "system_fabric", "as_fabric"]
 
 TOPOLOGIES = ("switch", "mesh", "pairs")
 """How the GPUs of a node are wired (see :class:`Fabric`)."""
+
+NET_TRANSPORTS = ("rdma", "socket")
+"""NCCL's transport between nodes: ``rdma`` its InfiniBand verbs transport (InfiniBand and RoCE, ``NET/IB``; a network
+whose entry is a plugin, GPUDirect-TCPXO, keeps its plugin), ``socket`` its TCP sockets (``NET/Socket``,
+``src/transport/net_socket.cc`` at v2.30.7-1), which NCCL falls back to without an RDMA device."""
 
 HOST_PCIE_GEN_BY_NVLINK = {2: 3, 3: 4}
 """Host PCIe generation of the SXM boards whose GPU entry gives none: V100 SXM2 boards (DGX-1, DGX-2) PCIe 3.0; A100
@@ -100,6 +105,14 @@ class Fabric:
         The catalog system the fabric was built from (:func:`system_fabric`), or None.
     name : str
         Display name for tables and legends; empty: :attr:`label` describes the fabric.
+    net_transport : {"rdma", "socket"}
+        NCCL's transport between nodes (:data:`NET_TRANSPORTS`); ``rdma`` on one node.
+    gdr : bool
+        GPUDirect RDMA between the GPUs and their NICs. False (``NCCL_NET_GDR_LEVEL=LOC``, a NIC or GPU without it,
+        a GPU too far from its NIC, or TCP sockets, whose plugin takes host pointers only: ``ptrSupport =
+        NCCL_PTR_HOST`` in ``net_socket.cc``): NCCL diverts the GPU-NIC traffic through the CPU (``paths.cc``,
+        ``ncclTopoCheckGdr``, "divert all traffic through the CPU local to the GPU") and its buffers live in host
+        memory (``net.cc``), so each GPU feeds its NICs at most at its PCIe link's host-staged rate.
     """
 
     link: Link
@@ -116,6 +129,8 @@ class Fabric:
     gpus_per_node: int | None = None
     system: str | None = None
     name: str = ""
+    net_transport: str = "rdma"
+    gdr: bool = True
 
     @property
     def nvls_capable(self) -> bool:
@@ -145,14 +160,21 @@ class Fabric:
         """
         if not self.p2p:
             return self
-        gpu = get_gpu(self.gpu) if self.gpu else None
-        gen = (gpu.pcie_gen if gpu else None) or HOST_PCIE_GEN_BY_NVLINK.get(self.nvlink_generation or 0)
-        if self.link.kind == "pcie":
-            gen = int(self.link.key.removeprefix("pcie"))
-        if not gen:
+        host = self.host_pcie_link
+        if host is None:
             raise GpucommError(f"P2P off on {self.label}: the host PCIe generation of {self.gpu or self.link.key} is not in "
                                "the catalog, so the staged path is unknown; expected a GPU with a PCIe generation")
-        return self.replace(link=f"pcie{gen}", p2p=False, topology="switch")
+        return self.replace(link=host, p2p=False, topology="switch")
+
+    @property
+    def host_pcie_link(self) -> str | None:
+        """Key of the PCIe link between each GPU and its host (``pcie5``): the link itself on PCIe, else the GPU's PCIe
+        generation, else :data:`HOST_PCIE_GEN_BY_NVLINK`; None where none is known (GH200, GB200: NVLink-C2C to Grace)."""
+        if self.link.kind == "pcie":
+            return self.link.key
+        gpu = get_gpu(self.gpu) if self.gpu else None
+        gen = (gpu.pcie_gen if gpu else None) or HOST_PCIE_GEN_BY_NVLINK.get(self.nvlink_generation or 0)
+        return f"pcie{gen}" if gen else None
 
     @property
     def max_gpus_per_node(self) -> int | None:
@@ -211,8 +233,14 @@ class Fabric:
             text = f"{self.link.name} ({pcie_how}){sockets}"
         if self.num_nodes > 1:
             nics = f"{self.nics_per_node} NICs per node" if self.nics_per_node else "one NIC per GPU"
-            text += f"; across {self.num_nodes} nodes {self.network}, {nics}"
+            text += f"; across {self.num_nodes} nodes {self.network}, {nics}{self._net_words}"
         return text
+
+    @property
+    def _net_words(self) -> str:
+        """``", TCP sockets (NET/Socket), no GPUDirect RDMA"`` where they apply, else empty."""
+        words = ", TCP sockets (NET/Socket)" if self.net_transport == "socket" else ""
+        return words + (", no GPUDirect RDMA" if not self.gdr else "")
 
     @property
     def label(self) -> str:
@@ -230,7 +258,7 @@ class Fabric:
             text += f", across two sockets ({self.inter_socket})"
         if self.num_nodes > 1:
             nics = f", {self.nics_per_node} NICs per node" if self.nics_per_node else ""
-            text += f", {self.num_nodes} nodes over {self.network}{nics}"
+            text += f", {self.num_nodes} nodes over {self.network}{nics}{self._net_words}"
         return text
 
     def replace(self, **changes) -> Fabric:
@@ -262,16 +290,17 @@ class Fabric:
         Returns
         -------
         Fabric
-            ``self`` with ``num_nodes=1``, ``network=None``, ``nics_per_node=None`` (already valid: no check).
+            ``self`` with ``num_nodes=1``, ``network=None``, ``nics_per_node=None``, the default network transport
+            and GPUDirect RDMA (already valid: no check).
         """
-        return dataclasses.replace(self, num_nodes=1, network=None, nics_per_node=None)
+        return dataclasses.replace(self, num_nodes=1, network=None, nics_per_node=None, net_transport="rdma", gdr=True)
 
 
 def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch", mesh_size: int = 8,
                 num_nodes: int = 1, network: str | None = None, nics_per_node: int | None = None,
                 gpus_per_uplink: int = 1, pcie_link: str = "pcie4", inter_socket: str | None = None,
                 gpu: str | None = None, gpus_per_node: int | None = None, system: str | None = None,
-                name: str = "") -> Fabric:
+                name: str = "", net_transport: str = "rdma", gdr: bool | None = None) -> Fabric:
     """Validate and build a :class:`Fabric` from a link and its options.
 
     Parameters
@@ -308,6 +337,11 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
         Catalog system key the fabric describes (set by :func:`system_fabric`).
     name : str
         Display name (see :attr:`Fabric.label`).
+    net_transport : {"rdma", "socket"}
+        NCCL's transport between nodes (:data:`NET_TRANSPORTS`); ``socket`` needs several nodes and a network whose
+        entry is not a plugin (GPUDirect-TCPXO).
+    gdr : bool, optional
+        GPUDirect RDMA (several nodes only); default: on for ``rdma``, off for ``socket`` (refused on).
 
     Returns
     -------
@@ -323,7 +357,8 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
         ``pcie_link``; counts out of the ranges above; several nodes without a network, or a
         network or NIC count for one node; ``gpus_per_uplink > 1`` with P2P; an inter-socket link
         with NVLink outside ``pairs`` (its traffic does not cross the sockets); an NVLink generation
-        the GPU does not have.
+        the GPU does not have; a network transport other than ``rdma`` or ``gdr=False`` for one node, an unknown
+        transport, sockets over a plugin network, or ``gdr=True`` with sockets.
 
     Examples
     --------
@@ -390,8 +425,31 @@ def make_fabric(link: str | Link, *, p2p: bool = True, topology: str = "switch",
         system = get_system(system).key
     if not isinstance(name, str):
         raise GpucommError(f"fabric name {name!r} is not valid: expected a string")
+    gdr = _check_net_transport(net_transport, gdr, num_nodes, network)
     return Fabric(link, p2p, topology, mesh_size, num_nodes, network, nics_per_node, gpus_per_uplink,
-                  get_link(pcie_link).key, inter_socket, gpu, gpus_per_node, system, name)
+                  get_link(pcie_link).key, inter_socket, gpu, gpus_per_node, system, name, net_transport, gdr)
+
+
+def _check_net_transport(net_transport: str, gdr: bool | None, num_nodes: int, network: str | None) -> bool:
+    """Validate the transport between nodes and GPUDirect RDMA; return ``gdr`` with its default applied."""
+    if net_transport not in NET_TRANSPORTS:
+        raise GpucommError(f"network transport {net_transport!r} is not valid: expected one of {', '.join(NET_TRANSPORTS)}")
+    if gdr is not None and not isinstance(gdr, bool):
+        raise GpucommError(f"gdr {gdr!r} is not valid: expected True or False")
+    if num_nodes == 1:
+        if net_transport != "rdma" or gdr is False:
+            given = f"network transport {net_transport!r}" if net_transport != "rdma" else "GPUDirect RDMA off"
+            raise GpucommError(f"{given} given for a single node: expected num_nodes (--nodes) of 2 or more")
+        return True
+    if net_transport == "socket":
+        if get_network(network).net_device != "host":
+            raise GpucommError(f"network transport 'socket' over {network!r}: that network is NCCL net plugin's own "
+                               "transport; expected an InfiniBand or Ethernet port (e.g. eth_100g) for TCP sockets")
+        if gdr:
+            raise GpucommError("GPUDirect RDMA with the socket transport: NCCL's sockets take host memory only "
+                               "(net_socket.cc: ptrSupport = NCCL_PTR_HOST); expected gdr off, or the rdma transport")
+        return False
+    return True if gdr is None else gdr
 
 
 def _is_generic_nvlink(key: str) -> bool:
@@ -463,7 +521,7 @@ def system_fabric(system: str | System, *, num_nodes: int = 1, network: str | No
     sys_ = get_system(system)
     gpu = get_gpu(sys_.gpu_key)
     options = {}
-    if sys_.fabric in ("nvswitch", "pcie+bridge"):
+    if sys_.fabric in ("nvswitch", "nvlink_mesh", "pcie+bridge"):
         if not gpu.nvlink_gen:
             raise GpucommError(f"system {sys_.key!r}: GPU {gpu.key!r} has no NVLink generation in the catalog")
         link = f"nvlink{gpu.nvlink_gen}"  # make_fabric turns it into the GPU's own NVLink (bridge, cut-down links)
@@ -477,9 +535,11 @@ def system_fabric(system: str | System, *, num_nodes: int = 1, network: str | No
         link = f"pcie{gpu.pcie_gen}"
     elif sys_.fabric == "pcie+bridge":
         options.update(topology="pairs", pcie_link=f"pcie{gpu.pcie_gen}")
+    elif sys_.fabric == "nvlink_mesh":
+        options.update(topology="mesh", mesh_size=sys_.num_gpus)  # every pair wired directly: the links split over peers
     elif sys_.fabric != "nvswitch":
-        raise GpucommError(f"system {sys_.key!r} has fabric {sys_.fabric!r}: expected nvswitch, pcie or pcie+bridge "
-                           "(a cube-mesh is not all-to-all: some GPU pairs have no NVLink)")
+        raise GpucommError(f"system {sys_.key!r} has fabric {sys_.fabric!r}: expected nvswitch, nvlink_mesh, pcie or "
+                           "pcie+bridge (a cube-mesh is not all-to-all: some GPU pairs have no NVLink)")
     nics = None
     if num_nodes > 1 and network is None:
         if sys_.nic_key is None:

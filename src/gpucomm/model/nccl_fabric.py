@@ -16,11 +16,24 @@ calibration instead of NCCL's nominal rate, each said below:
 * The network: each NIC's rate is :data:`~gpucomm.model.hardware.calibration.NET_EFFICIENCY` x nominal
   (fitted on GPUDirect-TCPXO, case C08).
 * GPUs over two sockets: a GPU's link is at most the socket link's per-direction rate.
+* Without GPUDirect RDMA (``Fabric.gdr``; always with TCP sockets) NCCL routes each GPU's NIC traffic through
+  the CPU and keeps its network buffers in host memory (``src/graph/paths.cc``, ``ncclTopoCheckGdr`` and the
+  "divert all traffic through the CPU" step; ``src/transport/net.cc``), so a GPU feeds its NICs at most at its
+  PCIe link's host-staged rate (:func:`nic_feed_bw_bytes_per_s`).
+* TCP sockets (``NET/Socket``) are priced as NCCL's tuner prices them, which is as InfiniBand: the same network
+  latency rows, and ``latencyInter`` 0 (``props->latency = 0`` in ``src/transport/net_socket.cc`` at v2.30.7-1),
+  at the interface's speed (read from ``/sys/class/net/<if>/speed``, same file). Each channel's connection is one
+  TCP stream driven by the proxy thread unless ``NCCL_SOCKET_NTHREADS`` x ``NCCL_NSOCKS_PERTHREAD`` open more
+  (``ncclNetSocketGetNsockNthread``: 0 helper threads and 1 socket per thread by default, 2 x 8 on AWS, 4 x 1 on
+  GCP gVNIC; at most 16 threads and 64 sockets). No bundled sweep ran over sockets, so no socket-specific term is
+  fitted: the delivered rate is the NIC's x the network efficiency, as over RDMA (NCCL issue #209: 2 nodes x 1 GPU
+  over GCP's 32 GbE with 8 threads reached 30.6-31.4 Gbit/s of bus bandwidth, 0.96-0.98 of the line rate).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 
 from gpucomm import GpucommError
 from gpucomm.model import nccl_tuner as nt
@@ -29,7 +42,7 @@ from gpucomm.model.hardware import GPUS, Link, get_gpu, get_inter_socket_link, g
 from gpucomm.model.hardware import calibration as cal
 
 __all__ = ["DEFAULT_NCCL_VERSION", "compute_capability", "parse_nccl_version",
-           "fabric_to_comm", "comm_and_table", "delivered_bw_bytes_per_s"]
+           "fabric_to_comm", "comm_and_table", "delivered_bw_bytes_per_s", "nic_feed_bw_bytes_per_s"]
 
 DEFAULT_NCCL_VERSION = (2, 30, 7)
 """The NCCL release the model follows unless told otherwise: the tuner's tag, :data:`~gpucomm.model.nccl_tuner.NCCL_TAG`."""
@@ -166,6 +179,40 @@ def delivered_bw_bytes_per_s(link: str | Link, *, p2p: bool = True) -> float:
     return link.bw_bytes_per_s * cal.link_efficiency(link.key, link.kind, p2p=p2p).value
 
 
+def nic_feed_bw_bytes_per_s(fabric: Fabric) -> float:
+    """What one GPU can push towards its NICs, per direction, in bytes/s: the path GPUDirect RDMA or host staging takes.
+
+    Parameters
+    ----------
+    fabric : Fabric
+        How the GPUs are connected (its ``link``, ``p2p`` and ``gdr``).
+
+    Returns
+    -------
+    float
+        A PCIe GPU: its link's delivered rate (:func:`delivered_bw_bytes_per_s`), host-staged without P2P or without
+        GPUDirect RDMA (the NIC reads GPU memory over that link, or NCCL stages through host memory: module
+        docstring). An NVLink GPU with GPUDirect RDMA: ``inf`` (H100, B200: a PCIe 5.0 link per NIC, not the limit);
+        without it, its host PCIe link's host-staged rate, or ``inf`` where the catalog has none (Grace superchips
+        reach host memory over NVLink-C2C, 450 GB/s per direction).
+
+    Examples
+    --------
+    >>> from gpucomm.model.fabric import make_fabric
+    >>> nic_feed_bw_bytes_per_s(make_fabric("nvlink4", gpu="h100_sxm5"))
+    inf
+    >>> f = make_fabric("nvlink4", gpu="h100_sxm5", num_nodes=2, network="ib_ndr", gdr=False)
+    >>> nic_feed_bw_bytes_per_s(f) == delivered_bw_bytes_per_s("pcie5", p2p=False)
+    True
+    """
+    if fabric.link.kind == "pcie":
+        return delivered_bw_bytes_per_s(fabric.link, p2p=fabric.p2p and fabric.gdr)
+    if fabric.gdr:
+        return math.inf
+    host = fabric.host_pcie_link
+    return delivered_bw_bytes_per_s(host, p2p=False) if host else math.inf
+
+
 def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT_NCCL_VERSION) -> nt.Comm:
     """The communicator NCCL would build for ``num_ranks`` GPUs of ``fabric``.
 
@@ -186,7 +233,8 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
         a mesh's share ``(n-1)/(m-1)`` of them; a bridged pair's bridge (2 GPUs) or the PCIe link between pairs
         (more); PCIe with P2P at NCCL's PCIe rate (:data:`~gpucomm.model.nccl_tuner.PCI_BW_GBPS`, ``PATH_PXB``);
         without P2P the calibrated host-staged rate (``PATH_PHB``, module docstring); across two sockets
-        ``PATH_SYS`` and at most the socket link. NICs at the calibrated network rate, with their transport's plugin latency and net device.
+        ``PATH_SYS`` and at most the socket link. NICs at the calibrated network rate, at most what a GPU feeds them
+        (:func:`nic_feed_bw_bytes_per_s`), with their transport's plugin latency and net device.
 
     Raises
     ------
@@ -224,11 +272,12 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
         network = get_network(fabric.network)
         nic_bw = network.bw_bytes_per_s * cal.NET_EFFICIENCY.value
         net_latency_s, net_device = network.latency_s, network.net_device
-        if link.kind == "pcie":
-            # GPUDirect RDMA reads GPU memory over the GPU's own PCIe link (staged through host memory without P2P):
-            # NCCL's search counts the GPU-to-NIC path, which a star of one link per GPU does not hold; the link
-            # delivers its measured share of the nominal rate, as inside the node (cost._delivered_bw_ratio)
-            nic_bw = min(nic_bw, bw if not fabric.p2p else delivered_bw_bytes_per_s(link, p2p=True))
+        if link.kind == "pcie" and not fabric.p2p:
+            nic_bw = min(nic_bw, bw)  # the host-staged rate above, shared by the GPUs behind one uplink
+        # GPUDirect RDMA reads GPU memory over the GPU's own PCIe link (staged through host memory without P2P or
+        # without GDR): NCCL's search counts the GPU-to-NIC path, which a star of one link per GPU does not hold; the
+        # link delivers its measured share of the nominal rate, as inside the node (cost._delivered_bw_ratio)
+        nic_bw = min(nic_bw, nic_feed_bw_bytes_per_s(fabric))
     return nt.build_comm(cc, num_ranks, bw, num_nodes=nodes, type_intra=type_intra, nvswitch=nvswitch,
                          nic_bw_bytes_per_s=nic_bw, nics_per_node=fabric.nics_per_node,
                          nvls_support=None if fabric.p2p else False, net_device=net_device,

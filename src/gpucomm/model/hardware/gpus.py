@@ -152,6 +152,11 @@ _KLOCKWOOD_B200 = "https://glennklockwood.com/garden/processors/B200"
 _H100_GEN5 = (f"PCIe Gen5 x16: H100/H200 datasheets list 'PCIe Gen5: 128GB/s' (both directions of x16) [C] "
               f"{_KLOCKWOOD_H100} , https://hawkvelt.id.au/post/2024-08-04-nvidia-h100 .")
 _NOT_IN_FACTS = "Not in the fact sheet, left None:"
+_GH200_PAGE = "https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/"
+_KLOCKWOOD_B300 = "https://glennklockwood.com/garden/processors/B300"
+_L40S_PAGE = "https://www.nvidia.com/en-us/data-center/l40s/"
+_L4_PAGE = "https://www.nvidia.com/en-us/data-center/l4/"
+_A10_PAGE = "https://www.nvidia.com/en-us/data-center/products/a10-gpu/"
 
 _GPU_LIST = (
     _gpu("p100_sxm2", "Tesla P100 SXM2", "Pascal", 2016, "SXM2", nvlink=1, links=4, nvlink_dir_gb=80,
@@ -204,11 +209,14 @@ _GPU_LIST = (
                 "Memory bandwidth 'greater than 2,000 GBps' [C] product brief PB-11133-001 "
                 "https://manuals.plus/m/d4b5dc21484df3ba8fbe84918338461cc074a3fcebcc13423eadc2b10ac3bda4 . "
                 f"{_H100_GEN5} 12 bridge links derived as 600 / 50 GB/s bidir per NVLink 4 link (the SXM5 part has 18).")),
-    _gpu("h100_nvl", "H100 NVL (2-card PCIe product)", "Hopper", 2022, "PCIe", nvlink=4, links=None,
-         nvlink_dir_gb=300, bridge=True, pcie=5, source=_H100_PAGE,
+    _gpu("h100_nvl", "H100 NVL (2-card PCIe product, 94 GB per GPU)", "Hopper", 2022, "PCIe", nvlink=4, links=None,
+         nvlink_dir_gb=300, bridge=True, pcie=5, fp16=835.5, bf16=835.5, fp8=1670.5, mem="HBM3", mem_gb=94,
+         mem_bw=3.9 * TB, source=_H100_PAGE, compute_source=_H100_PAGE,
          cc=90, notes=("NVLink bridge pair: 600 GB/s bidir = 300 GB/s per direction, primary H100 page [U], secondary [C] "
-                f"https://www.clawkipedia.org/wiki/nvidia-h100 . {_H100_GEN5} "
-                f"{_NOT_IN_FACTS} number of bridge links, FLOP/s, memory.")),
+                f"https://www.clawkipedia.org/wiki/nvidia-h100 . {_H100_GEN5} H100 page table, H100 NVL column [U]: "
+                "BF16/FP16 1,671 and FP8 3,341 TFLOP/s 'with sparsity', 94 GB, 3.9 TB/s; dense = half. 94 GB HBM3 per GPU, "
+                "two GPUs bridged (188 GB) [C] https://itctshop.com/nvidia-h100-nvl-94gb-complete-guide . "
+                f"{_NOT_IN_FACTS} number of bridge links.")),
     _gpu("h200_sxm", "H200 SXM 141GB", "Hopper", 2022, "SXM", nvlink=4, links=18, nvlink_dir_gb=450, pcie=5,
          fp16=989.4, bf16=989.4, fp8=1978.9, mem="HBM3e", mem_gb=141, mem_bw=4.8 * TB, source=_H200_MLPERF,
          compute_source=_H200_PAGE,
@@ -252,6 +260,76 @@ _GPU_LIST = (
                 "https://raw.githubusercontent.com/mlcommons/inference_results_v6.1/main/closed/Crusoe/systems/"
                 "GB200-NVL72_GB200-186GB_aarch64x16_Dynamo.json ; 8 TB/s [C]. The GPU attaches to Grace, not to a PCIe "
                 f"host. {_NOT_IN_FACTS} PCIe generation.")),
+    _gpu("gh200", "GH200 Grace Hopper superchip (H100 96 GB)", "Hopper", 2022, "GH200 superchip", nvlink=4, links=18,
+         nvlink_dir_gb=450, fp16=989.4, bf16=989.4, fp8=1978.9, mem="HBM3", mem_gb=96, mem_bw=4.0 * TB,
+         source=_GH200_PAGE, compute_source=_GH200_PAGE,
+         cc=90, notes=("Hopper GPU with 18 NVLink 4 links, 900 GB/s bidir = 450 GB/s per direction, for GH200 NVL32 or "
+                "GPU-to-GPU links between superchips [U] GH200 page; the GPU reaches its Grace CPU over NVLink-C2C "
+                "(links.NVLINK_C2C, 450 GB/s per direction), not over PCIe. 96 GB HBM3 beside 480 GB LPDDR5X [C] "
+                "https://spheron.network/blog/nvidia-gh200-guide ; 4 TB/s and the 144 GB HBM3e / 4.9 TB/s variant: GH200 "
+                "page [U]. Dense FLOP/s taken as H100 SXM's (989.4 / 1,978.9; the page gives 1,979 / 3,958 'with sparsity' "
+                f"[U]). {_NOT_IN_FACTS} PCIe generation of its NIC lanes.")),
+    _gpu("b300_hgx", "B300 (Blackwell Ultra, HGX)", "Blackwell", 2024, "SXM", nvlink=5, links=18, nvlink_dir_gb=900,
+         pcie=6, fp16=2250, bf16=2250, fp8=4500, mem="HBM3e", mem_gb=288, mem_bw=8 * TB, source=_NVLINK_B200,
+         compute_source=_KLOCKWOOD_B300,
+         cc=103, notes=("NVLink 5.0 as B200: 18 links, 1.8 TB/s bidir per GPU [V] NVIDIA NVLink page; HGX B300 'NVSwitch "
+                "GPU-to-GPU Bandwidth 1.8 TB/s', FP16/BF16 36 PF and FP8 72 PF per 8 GPUs 'with sparsity' [C] "
+                "https://fibermall.com/blog/?p=17161 : dense 2,250 / 4,500 TFLOP/s per GPU, as the HGX-variant table "
+                f"(dense BF16 2,250, FP8 4,500) [C] {_KLOCKWOOD_B300} ; the same page: 288 GB HBM3e (12-high), 8 TB/s, "
+                "'Upgrade to PCIe Gen6' (host link). Compute capability 10.3 (sm_103) [U] https://developer.nvidia.com/cuda-gpus "
+                ". arch_year is Blackwell's.")),
+    _gpu("b300_gb300", "B300 in GB300 (Blackwell Ultra, NVL72)", "Blackwell", 2024, "GB300 superchip", nvlink=5, links=18,
+         nvlink_dir_gb=900, fp16=2500, bf16=2500, fp8=5000, mem="HBM3e", mem_gb=288, mem_bw=8 * TB, source=_NVLINK_B200,
+         compute_source=_KLOCKWOOD_B300,
+         cc=103, notes=("NVLink 5.0 [V] NVIDIA NVLink page. GB300 NVL72 per rack: '360 PF FP8 for training' (dense), "
+                f"'20 TB HBM at 576 TB/s', 72 ConnectX-8 NICs [C] {_KLOCKWOOD_B300} : 5,000 TFLOP/s dense FP8 and 8 TB/s "
+                "per GPU; BF16 dense 2,500 taken as half of FP8 (GB300 NVL72 datasheet 'FP16/BF16 360 PF' with sparsity per "
+                "rack [U]). 288 GB per GPU as B300 (the rack's 20 TB is 278 GB per GPU). The GPU attaches to Grace over "
+                f"NVLink-C2C. Compute capability 10.3 [U] https://developer.nvidia.com/cuda-gpus . {_NOT_IN_FACTS} PCIe "
+                "generation.")),
+    _gpu("l40s", "L40S (Ada, PCIe, no NVLink)", "Ada", 2022, "PCIe", pcie=4, fp16=362.05, bf16=362.05, fp8=733,
+         mem="GDDR6", mem_gb=48, mem_bw=864 * GB, source=_L40S_PAGE, compute_source=_L40S_PAGE,
+         cc=89, notes=("L40S datasheet table (copy) [C] https://www.mullet.se/product.html?product_id=355414 : 'PCIe Gen4 x16: "
+                "64GB/s bidirectional', 48 GB GDDR6 with ECC, 864 GB/s, BF16/FP16 362.05 | 733* and FP8 733 | 1,466* TFLOP/s "
+                "(* with sparsity: the first figure is dense, FP32 accumulate). 'NVLink is not supported' [C] "
+                "https://www.itcreations.com/nvidia-gpu/nvidia-l40s-gpu-accelerator . Primary L40S page and datasheet [U]. "
+                f"arch_year is Ada's. {_NOT_IN_FACTS} P2P over PCIe with the stock data-centre driver (no source read).")),
+    _gpu("l4", "L4 (Ada, PCIe, no NVLink)", "Ada", 2022, "PCIe", pcie=4, fp16=121, bf16=121, fp8=242.5, mem="GDDR6",
+         mem_gb=24, mem_bw=300 * GB, source=_L4_PAGE, compute_source=_L4_PAGE,
+         cc=89, notes=("L4 datasheet figures as copied [C] https://grokipedia.com/page/NVIDIA_L4_vs_L40S : 24 GB GDDR6, "
+                "300 GB/s, FP16 tensor 242 TFLOP/s and FP8 485 'with sparsity', so 121 / 242.5 dense; 121 BF16 dense [C] "
+                "https://www.yobitel.com/knowledge-base/nvidia-l4 . PCI Express 4.0 x16 [C] "
+                "https://store.sourcecode.com/en-us/bg-bucket-compare/125/9820 . Single slot, 72 W, no NVLink (Ada has none). "
+                f"Primary L4 page [U]. arch_year is Ada's. {_NOT_IN_FACTS} P2P over PCIe (no source read).")),
+    _gpu("a10", "A10 (GA102, PCIe, no NVLink)", "Ampere", 2020, "PCIe", pcie=4, fp16=125, bf16=125, mem="GDDR6",
+         mem_gb=24, mem_bw=600 * GB, source=_A10_PAGE, compute_source=_A10_PAGE,
+         cc=86, notes=("A10 page [U]: 'PCIe Gen4 64GB/s', no NVLink; BF16/FP16 tensor 125 TFLOP/s dense (250 with sparsity), "
+                "24 GB GDDR6, 600 GB/s; memory and PCIe 4.0 x16 read in copies [C] "
+                "https://sysrqmts.com/ru/gpus/compare/nvidia-a10-pcie-vs-nvidia-quadro-rtx-4000 , "
+                "https://www.baseten.co/blog/nvidia-a10-vs-a10g-for-ml-model-inference/ . No FP8 on Ampere. arch_year is "
+                f"Ampere's. {_NOT_IN_FACTS} P2P over PCIe (no source read).")),
+    _gpu("a10g", "A10G (AWS G5, GA102, no NVLink)", "Ampere", 2020, "PCIe", pcie=4, mem="GDDR6", mem_gb=24,
+         mem_bw=600 * GB, source="https://www.baseten.co/blog/nvidia-a10-vs-a10g-for-ml-model-inference/",
+         cc=86, notes=("AWS's variant of the A10 (G5 instances): the same 24 GB GDDR6 at 600 GB/s, different tensor rates [C] "
+                "Baseten. GA102 like the A10, so compute capability 8.6 and PCIe 4.0 (derived from the A10; A10G is not on "
+                f"NVIDIA's CUDA GPUs page). {_NOT_IN_FACTS} tensor FLOP/s (not read in a primary source), P2P.")),
+    _gpu("rtx_6000_ada", "RTX 6000 Ada Generation (workstation, no NVLink)", "Ada", 2022, "PCIe", pcie=4, mem="GDDR6",
+         mem_gb=48, mem_bw=960 * GB, source="https://www.nvidia.com/en-us/design-visualization/rtx-6000/",
+         cc=89, notes=("AD102 with 142 SMs, 48 GB GDDR6 ECC at 960 GB/s, PCI Express 4.0 x16, 300 W [C] "
+                "https://www.grafikkarten.com/de/news/nvidia-rtx-6000-grafikkarte-der-ada-generation , "
+                "https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/59532-l40-und-rtx-6000-ada-generation-sind-"
+                "die-ersten-profi-karten-der-neuen-generation.html (Ada has no NVLink: 'Die bisher verwendete "
+                "NVLink-Schnittstelle kommt mit den Ada-Lovelace-Karten nicht mehr zum Einsatz'). Primary product page [U]. "
+                f"{_NOT_IN_FACTS} dense tensor FLOP/s, P2P over PCIe (not sourced).")),
+    _gpu("rtx_pro_6000_blackwell", "RTX PRO 6000 Blackwell (workstation/server, no NVLink)", "Blackwell", 2024, "PCIe",
+         pcie=5, mem="GDDR7", mem_gb=96, mem_bw=1792 * GB,
+         source="https://www.nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000/",
+         cc=120, notes=("GB202 with 188 SMs, 96 GB GDDR7 (24 Gb chips, clamshell) on 512 bits at 28 Gbps = 1,792 GB/s, "
+                "125 TFLOP/s FP32, '4,000 TOPS' FP4 (with sparsity), Workstation, Max-Q and Server editions [C] "
+                "https://www.topcpu.net/es/news/nvidia-launches-96gb-rtx-5090-model-with-a-whopping-price-tag-of-10000 ; "
+                "PCIe Gen 5 [C] https://gpu.name/posts/nvidia-unveils-rtx-pro-6000-blackwell-gpu-with-24-064-cores-and-96gb-"
+                "memory . No NVLink (GB202, as RTX 5090). Compute capability 12.0 [U] https://developer.nvidia.com/cuda-gpus . "
+                f"arch_year is Blackwell's. {_NOT_IN_FACTS} dense BF16/FP8 (not read), P2P over PCIe (not sourced).")),
     _gpu("a40", "A40 (GA102, NVLink bridge)", "Ampere", 2020, "PCIe", nvlink=3, links=4, nvlink_dir_gb=56.25,
          bridge=True, pcie=4, fp16=149.67, bf16=149.67, mem="GDDR6", mem_gb=48, mem_bw=696 * GB, source=_GA102_WP,
          compute_source="https://hmc-tech.com/gpu/nvidia-a100-vs-nvidia-a40",

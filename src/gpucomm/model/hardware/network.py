@@ -114,6 +114,18 @@ _NETWORK_LIST = (
                  "switch-to-switch, IBTA Vol.1 Rel.1.7 as reported [C] "
                  "https://www.fibermall.com/pt/news/ibta-launches-xdr-800g-infiniband-spec.htm . 100 GB/s per direction. "
                  "Lane line rate, coding and year not in the fact sheet.")),
+    _port("ib_ndr200", "InfiniBand NDR200 (2x NDR lanes, 200 Gb/s)", "infiniband", 200, lanes=2,
+          typical_nic="ConnectX-7 (NDR200)", standard="InfiniBand NDR", source="https://docs.nvidia.com/networking/display/800GMMA4Z00NS/Overview",
+          notes=("An NDR port split in two: 2 lanes x 100 Gb/s (100G-PAM4, as NDR's 400 Gb/s on 4 lanes [V]) = 200 Gb/s, "
+                 "25 GB/s per direction. JUPITER's booster nodes (4 x GH200) have four NDR200 links [U] "
+                 "https://www.fz-juelich.de/en/ias/jsc/systems/supercomputers/jupiter . Year not in the fact sheet.")),
+    _port("eth_10g", "10 Gigabit Ethernet", "ethernet", 10, typical_nic="any server NIC", year=2002, standard="IEEE 802.3ae",
+          source="https://www.ieee802.org/3/ae/",
+          notes=("IEEE 802.3ae-2002 [U]. 1.25 GB/s per direction. The usual port for TCP sockets (NCCL's NET/Socket) on "
+                 "servers without RDMA NICs.")),
+    _port("eth_25g", "25 Gigabit Ethernet", "ethernet", 25, typical_nic="ConnectX-4 Lx and later", year=2016,
+          standard="IEEE 802.3by", source="https://www.ieee802.org/3/by/",
+          notes="IEEE 802.3by-2016 [U]. 3.125 GB/s per direction. Common on cloud VMs whose traffic runs over TCP sockets."),
     _port("eth_100g", "100 Gigabit Ethernet (RoCE)", "ethernet", 100, typical_nic="ConnectX-5", year=2010,
           standard="IEEE 802.3ba", source="https://www.ieee802.org/3/ba/",
           notes=(f"IEEE 802.3ba-2010 [U]. 12.5 GB/s per direction. {_NIC_NOTE} Lane count varies by PHY; not fixed here.")),

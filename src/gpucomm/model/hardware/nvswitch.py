@@ -17,7 +17,7 @@ from gpucomm import GpucommError
 from gpucomm.model.catalog import lookup
 from gpucomm.model.units import GB
 
-FABRICS = ("nvswitch", "cube_mesh", "pcie", "pcie+bridge")
+FABRICS = ("nvswitch", "cube_mesh", "nvlink_mesh", "pcie", "pcie+bridge")
 """Accepted values of :attr:`System.fabric`."""
 
 _NCCL_NVLS_DOC = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/docs/userguide/source/env.rst"
@@ -131,7 +131,8 @@ class System:
         Key in :data:`gpucomm.model.hardware.gpus.GPUS`.
     fabric : str
         ``"nvswitch"`` (all-to-all through switches), ``"cube_mesh"`` (direct NVLink, not
-        all-to-all), ``"pcie"`` (no NVLink) or ``"pcie+bridge"`` (NVLink bridges between pairs).
+        all-to-all), ``"nvlink_mesh"`` (direct NVLink between every pair, each GPU's links split evenly over its
+        peers: four GH200), ``"pcie"`` (no NVLink) or ``"pcie+bridge"`` (NVLink bridges between pairs).
     nvswitch_key : str or None
         Key in :data:`NVSWITCHES`, None without switches.
     nvswitch_chips : int
@@ -279,6 +280,41 @@ _SYSTEM_LIST = (
                    f"NVSwitches as HGX H100 (derived, not read in an H20 source). {_HGX_HOPPER_BOARD} Scale-out NICs "
                    "not in a source read here: left None, so several nodes need --network. "
                    f"{_NVLS_NOTE}")),
+    _system("dgx_b300", "DGX B300 / HGX B300", 2025, 8, "b300_hgx", "nvswitch", nvswitch="nvswitch4", chips=2, domain=8,
+            all_to_all=True, nics=8, nic="ib_xdr", source="https://www.nvidia.com/en-us/data-center/hgx/",
+            notes=("HGX B300: 8 Blackwell Ultra GPUs, 'NVSwitch GPU-to-GPU Bandwidth 1.8 TB/s', 'Networking Bandwidth "
+                   "1.6 TB/s' (both directions) [C] https://fibermall.com/blog/?p=17161 ; 8 ConnectX-8 SuperNICs on the "
+                   "baseboard, up to 800 Gb/s per GPU [C] https://acecloud.ai/blog/nvidia-hgx-b300 . Two gen-4 NVSwitch "
+                   f"chips as HGX B200 (derived: 8 GPUs x 18 links = 144 ports). {_NVLS_NOTE} {_HGX_NOTE}")),
+    _system("gb300_nvl72", "GB300 NVL72 (rack)", 2025, 72, "b300_gb300", "nvswitch", nvswitch="nvswitch4", chips=18,
+            domain=72, all_to_all=True, nics=72, nic="ib_xdr", hosts=18, switch_trays=9,
+            source="https://glennklockwood.com/garden/processors/B300",
+            notes=("72 Blackwell Ultra GPUs + 36 Grace, '18 NVLink Switches at 130 TB/s', '72 ConnectX-8 NICs' (800 Gb/s "
+                   "each) [C]; compute trays of 4 GPUs and 9 switch trays as GB200 NVL72 ('maintains compatibility with "
+                   f"the GB200 NVL72 Oberon rack' [C]). {_NVLS_NOTE}")),
+    _system("quad_gh200", "4 x GH200 node, NVLink all-to-all (JUPITER / Alps booster)", 2024, 4, "gh200", "nvlink_mesh",
+            domain=4, all_to_all=True, nics=4, nic="ib_ndr200",
+            source="https://www.fz-juelich.de/en/ias/jsc/systems/supercomputers/jupiter",
+            notes=("Four GH200 superchips per node whose Hopper GPUs are joined pairwise by NVLink: 6 of each GPU's 18 links "
+                   "to each of the 3 others (150 GB/s per direction per pair), no NVSwitch; four InfiniBand NDR200 NICs, one "
+                   "per GPU [U] JUPITER page and CSCS Alps hardware docs https://docs.cscs.ch/alps/hardware/ (Alps uses "
+                   "Slingshot-11 at 200 Gb/s instead). 'configuración de nodo con cuatro GH200' as JUPITER's building "
+                   "block [C] https://geektopia.es/es/technology/2023/11/13/noticias/nvidia-anuncia-la-aceleradora-h200-tiene"
+                   "-141-gb-de-hbm3e.html . No NVLS without a switch.")),
+    _system("pcie_4x_l40s", "4 x L40S on PCIe 4.0, two Intel Sapphire Rapids sockets", None, 4, "l40s", "pcie", domain=1,
+            all_to_all=False, inter_socket="upi_sapphire_rapids",
+            source="https://www.nvidia.com/en-us/data-center/l40s/",
+            notes=("Generic configuration, not a vendor product: four L40S (PCIe 4.0 x16, no NVLink: gpus.l40s) in a "
+                   "two-socket server, two GPUs per socket, as in 2U four-GPU servers with 4th-generation Xeon (an "
+                   "assumption, not read in a source). p2p=True is an assumption too: the data-centre driver is not known "
+                   "to block P2P on L40S, and NCCL uses it up to PXB (measure.topology); use --no-p2p where it is off. "
+                   "Across the sockets NCCL stages through host memory anyway (PATH_SYS > p2pLevel PXB). NICs not "
+                   "specified.")),
+    _system("pcie_8x_l4", "8 x L4 on PCIe 4.0 (GCP g2-standard-96)", 2023, 8, "l4", "pcie", domain=1, all_to_all=False,
+            source="https://cloud.google.com/compute/docs/gpus#l4-gpus",
+            notes=("Google Cloud G2 with 8 L4 GPUs per VM [U]. Socket layout not in a source read here: left one socket "
+                   "(inter_socket None). p2p=True is an assumption (data-centre card; NCCL uses P2P up to PXB): use "
+                   "--no-p2p where the VM exposes none. NICs not specified (a VM's network is TCP: --net-transport socket).")),
     _system("pcie_8x_rtx4090", "8 x RTX 4090 on PCIe 4.0, two Intel sockets (no P2P)", None, 8, "rtx_4090", "pcie",
             domain=1, all_to_all=False, p2p=False, inter_socket="upi_skylake",
             source="https://github.com/NVIDIA/nccl-tests/issues/307",
@@ -322,7 +358,7 @@ SYSTEMS: dict[str, System] = {system.key: system for system in _SYSTEM_LIST}
 """All systems by key."""
 
 _ALIASES = {"hgx_a100": "dgx_a100", "hgx_h100": "dgx_h100", "hgx_h200": "dgx_h200", "hgx_b200": "dgx_b200",
-            "nvl72": "gb200_nvl72"}
+            "hgx_b300": "dgx_b300", "nvl72": "gb200_nvl72"}
 
 
 def get_nvswitch(key: str | NVSwitchGen) -> NVSwitchGen:
