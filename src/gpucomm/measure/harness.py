@@ -119,6 +119,42 @@ def resolve_backend(requested: str, local_world_size: int, dtype: str,
     return "gloo", note
 
 
+
+def resolve_sweeps_backend(configs, num_ranks: int) -> tuple[str, list[str | None]]:
+    """The one backend every sweep of ``configs`` runs on, checked before any process group forms.
+
+    Parameters
+    ----------
+    configs : sequence of SweepConfig
+        Sweeps for one process group (its ranks run them one after the other).
+    num_ranks : int
+        Ranks on this host (:func:`resolve_backend`'s ``local_world_size``).
+
+    Returns
+    -------
+    (str, list of str or None)
+        The backend, and each sweep's note on how it was chosen.
+
+    Raises
+    ------
+    GpucommError
+        A sweep that cannot run on ``num_ranks`` ranks (its collective, dtype or CUDA graphs), or sweeps whose
+        backends differ: one process group serves every sweep.
+    """
+    from gpucomm.measure.config import check_backend_graphs, check_collective_ranks
+
+    resolved = []
+    for config in configs:
+        check_collective_ranks(config.collective, num_ranks)
+        backend, note = resolve_backend(config.backend, num_ranks, config.dtype, config.collective)
+        check_backend_graphs(backend, config.graph_launches)
+        resolved.append((backend, note))
+    backends = {backend for backend, _ in resolved}
+    if len(backends) != 1:
+        raise GpucommError(f"sweeps on backends {', '.join(sorted(backends))} in one run: expected one backend, "
+                           "since one process group serves every sweep")
+    return backends.pop(), [note for _, note in resolved]
+
 def rank_device(backend: str, local_rank: int, local_world_size: int) -> torch.device:
     """The device of this rank: its own GPU on NCCL (made current), else the CPU.
 

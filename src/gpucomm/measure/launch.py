@@ -29,10 +29,8 @@ from gpucomm.measure.config import (
     DEFAULT_TIME_OVER_RANKS,
     DEFAULT_TIMEOUT_S,
     SweepConfig,
-    check_backend_graphs,
-    check_collective_ranks,
 )
-from gpucomm.measure.harness import call_argv, resolve_backend
+from gpucomm.measure.harness import call_argv, resolve_sweeps_backend
 from gpucomm.measure.resources import available_device_bytes, available_host_bytes, check_fits_memory, check_local_ranks
 from gpucomm.measure.results import SweepResults, TableReporter, check_results_path
 from gpucomm.model.collectives import check_num_ranks
@@ -314,18 +312,11 @@ def launch_local_sweeps(configs: list[SweepConfig], num_ranks: int, *, reporters
         # spawn re-runs the main module in every rank: a program read from stdin cannot be re-run
         raise GpucommError(f"cannot start ranks from a program read from {main_file}: expected a script file, "
                            "a notebook, or `gpucomm bench --ranks N`")
-    backends = set()
-    for config in configs:  # every check before any process starts
-        check_collective_ranks(config.collective, num_ranks)
-        backend, _ = resolve_backend(config.backend, num_ranks, config.dtype, config.collective)
-        check_backend_graphs(backend, config.graph_launches)
+    backend, _ = resolve_sweeps_backend(configs, num_ranks)  # every check before any process starts
+    for config in configs:
         if config.out:
             check_results_path(config.out)
         _check_resources(config, num_ranks, backend)
-        backends.add(backend)
-    if len(backends) != 1:
-        raise GpucommError(f"sweeps on backends {', '.join(sorted(backends))} in one run: expected one backend, "
-                           "since one process group serves every sweep")
     results = [SweepResults() for _ in configs]
     totals = [len(config.sizes(num_ranks)) for config in configs]
 

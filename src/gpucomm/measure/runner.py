@@ -53,7 +53,6 @@ from gpucomm.measure.config import (
     ROOTED_COLLECTIVES,
     TIME_OVER_RANKS,
     SweepConfig,
-    check_backend_graphs,
     check_collective_ranks,
 )
 from gpucomm.measure.harness import (
@@ -65,6 +64,7 @@ from gpucomm.measure.harness import (
     process_group,
     rank_device,
     resolve_backend,
+    resolve_sweeps_backend,
     synchronize,
     time_block_s,
 )
@@ -376,19 +376,12 @@ def run_rank_sweeps(configs: list[SweepConfig], *, rank: int, world_size: int, l
         As :func:`run_rank`, for any of the sweeps (checked before the group forms), or sweeps
         whose backends differ.
     """
-    resolved = []
     for config in configs:
         check_collective_ranks(config.collective, world_size)
-        backend, note = resolve_backend(config.backend, local_world_size, config.dtype, config.collective)
-        check_backend_graphs(backend, config.graph_launches)
+    backend, notes = resolve_sweeps_backend(configs, local_world_size)
+    for config in configs:
         if rank == 0 and config.out:
             check_results_path(config.out)
-        resolved.append((backend, note))
-    backends = {backend for backend, _ in resolved}
-    if len(backends) != 1:
-        raise GpucommError(f"sweeps on backends {', '.join(sorted(backends))} in one run: expected one backend, "
-                           "since one process group serves every sweep")
-    backend = backends.pop()
     device = rank_device(backend, local_rank, local_world_size)
     with process_group(backend, rank=rank, world_size=world_size, device=device,
                        timeout_s=max(config.timeout_s for config in configs), init_method=init_method):
@@ -397,7 +390,7 @@ def run_rank_sweeps(configs: list[SweepConfig], *, rank: int, world_size: int, l
                                on_meta=on_meta and (lambda meta, i=index: on_meta(i, meta)),
                                on_record=on_record and (lambda record, i=index: on_record(i, record)),
                                reporter=reporters[index] if reporters else None)
-                for index, (config, (_, note)) in enumerate(zip(configs, resolved))]
+                for index, (config, note) in enumerate(zip(configs, notes))]
 
 
 def sweep_in_group(config: SweepConfig, *, rank: int, world_size: int, device: torch.device, backend: str,
