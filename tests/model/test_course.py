@@ -37,3 +37,23 @@ def test_band_error_on_the_bundled_a100_sweeps():
 
     got = band_error(validate(), REAL, link="nvlink3", low_bytes=2**20, high_bytes=64 * 2**20)
     assert got.count >= 7 and len(got.sweeps) >= 1
+
+
+def test_protocol_bands_follow_the_model_size_by_size():
+    from gpucomm.model.cost import collective_cost
+    from gpucomm.model.course import protocol_bands
+
+    bands = protocol_bands("all_reduce", num_ranks=8, fabric="nvlink4", max_bytes=2**30)
+    assert bands[0] == ("LL", 8) and len({p for p, _ in bands}) == len(bands)
+    for (protocol, start), nxt in zip(bands, [*bands[1:], (None, 2**31)]):
+        for size in (start, nxt[1] // 2):
+            assert collective_cost("all_reduce", size, num_ranks=8, fabric="nvlink4", algorithm="ring").protocol == protocol
+    with pytest.raises(GpucommError, match="at least 8"):
+        protocol_bands("all_reduce", num_ranks=8, fabric="nvlink4", max_bytes=4)
+
+
+def test_algorithms_for_keeps_what_implements_the_collective():
+    from gpucomm.model.course import algorithms_for
+
+    assert algorithms_for("all_reduce", ("ring", "binary_tree", "one_shot"), num_ranks=8) == ("ring", "one_shot")
+    assert "binary_tree" in algorithms_for("broadcast", ("ring", "binary_tree"), num_ranks=8)
