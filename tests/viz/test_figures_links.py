@@ -58,3 +58,14 @@ def test_link_direction_figure_buttons():
     assert bidir[:4] == pytest.approx([32, 64, 128, 256])  # PCI-SIG: PCIe 3.0-6.0 x16 at the raw bit rate, both directions
     assert bidir[4:] == pytest.approx([2 * v for v in per_dir[4:]])  # NVIDIA: twice the per-direction NVLink rate
     assert busbw == pytest.approx([effective_bw_bytes_per_s(k) / 1e9 for k in LINKS])
+
+
+def test_link_direction_figure_buttons_fit_one_row():
+    """The three buttons fit the book's desktop figure (688 px, the plot starting 80 px in; plotly draws about 7 px
+    per character plus 20 px of padding each), and the eleven tick labels are turned so they do not run together."""
+    fig = link_direction_figure()
+    labels = [btn.label for btn in fig.layout.updatemenus[0].buttons]
+    assert sum(20 + 7 * len(label) for label in labels) < 688 - 80 - 20, labels
+    assert fig.layout.xaxis.tickangle not in (None, 0)
+    titles = [btn.args[1]["title.text"] for btn in fig.layout.updatemenus[0].buttons]
+    assert titles[0] == fig.layout.title.text and "(nominal)" in titles[0]

@@ -175,6 +175,8 @@
     const marginL = Math.min(fl.margin.l, 60);
     const hasRightAxis = Object.keys(fl).some(k => /^yaxis\d*$/.test(k) && fl[k].side === "right");
     const marginR = hasRightAxis ? 55 : 15;
+    // Controls and notes start 8 px from the figure's left edge, not at the plot's: paper x of that edge.
+    const leftX = -(marginL - 8) / Math.max(1, width - marginL - marginR);
     const update = {};
 
     // Title: wrapped to the width, pinned to the top.
@@ -203,7 +205,7 @@
     const headers = gd.querySelectorAll("g.updatemenu-header-group");
     const menus = (gd.layout.updatemenus || []).map((m, i) => {
       const drawn = headers[i] ? box(headers[i], origin) : {width: 0, height: MENU_ROW_PX - 6};
-      const tooWide = m.type === "buttons" && drawn.width > width - 8;
+      const tooWide = m.type === "buttons" && drawn.width > width - 16;
       const row = (m.type === "buttons" && !tooWide) ? drawn.height + 6 : MENU_ROW_PX;
       // A dropdown sits at the top and opens downwards, over the plot: room for its whole list, no scrolling.
       const dropdown = m.type === "dropdown" || tooWide;
@@ -218,9 +220,13 @@
     // Subplot titles (make_subplots' annotations sit just above their panel), wrapped to the width.
     const places = panels(gd);
     const annotations = (gd.layout.annotations || []).map(a => Object.assign({}, a));
+    // make_subplots centres each title over its panel; a builder that later narrows the panels leaves it off
+    // centre, but still over the panel: the title over a panel's top, nearest its centre, is that panel's.
     const subplotTitle = (a, p) => a.xref === "paper" && a.yref === "paper" && a.showarrow === false
-      && Math.abs(a.x - (p.x[0] + p.x[1]) / 2) < 0.02 && Math.abs(a.y - p.y[1]) < 0.02;
-    const titleOf = places.map(p => places.length > 1 ? annotations.find(a => subplotTitle(a, p)) : undefined);
+      && a.x >= p.x[0] - 0.02 && a.x <= p.x[1] + 0.02 && Math.abs(a.y - p.y[1]) < 0.02;
+    const centre = p => (p.x[0] + p.x[1]) / 2;
+    const titleOf = places.map(p => places.length > 1 ? annotations.filter(a => subplotTitle(a, p))
+      .sort((a, b) => Math.abs(a.x - centre(p)) - Math.abs(b.x - centre(p)))[0] : undefined);
     const headPx = titleOf.map(a => {
       if (!a) return 0;
       const lines = wrap(a.text, width - 20, SUBPLOT_FONT_PX);
@@ -229,43 +235,65 @@
     });
     top += headPx[0] || GAP_PX;
 
-    // Panels: one column; between two panels the x axis of the upper one and the title of the lower one.
+    // Panels: one column; between two panels the x axis of the upper one (axisBelow[i] px under panel i: first
+    // guessed, then measured) and the title of the lower one. Returns the layout keys that depend on it.
     const plotPx0 = fl._size.h;
     const n = Math.max(1, places.length);
     const panelPx = n === 1 ? Math.max(220, Math.min(plotPx0, 320)) : PANEL_PX;
-    const gaps = places.map((p, i) => i === 0 ? 0 : AXIS_BELOW_PX + headPx[i]);
-    const plotPx = n * panelPx + gaps.reduce((a, b) => a + b, 0);
-    if (places.length > 1) {
-      let fromTop = 0;
-      places.forEach((p, i) => {
-        fromTop += gaps[i];
-        const y = [1 - (fromTop + panelPx) / plotPx, 1 - fromTop / plotPx];
-        if (titleOf[i]) Object.assign(titleOf[i], {x: 0.5, y: y[1], xanchor: "center", yanchor: "bottom"});
-        for (const id of p.axes) update[axisKey(id) + ".domain"] = id.charAt(0) === "x" ? [0, 1] : y;
-        fromTop += panelPx;
-      });
-      update.annotations = annotations;
+    const domains = [];
+    function arrange(axisBelow) {
+      const part = {};
+      const gaps = places.map((p, i) => i === 0 ? 0 : axisBelow[i - 1] + headPx[i]);
+      const plotPx = n * panelPx + gaps.reduce((a, b) => a + b, 0);
+      if (places.length > 1) {
+        let fromTop = 0;
+        places.forEach((p, i) => {
+          fromTop += gaps[i];
+          const y = [1 - (fromTop + panelPx) / plotPx, 1 - fromTop / plotPx];
+          domains[i] = y;
+          if (titleOf[i]) Object.assign(titleOf[i], {x: 0.5, y: y[1], xanchor: "center", yanchor: "bottom"});
+          for (const id of p.axes) part[axisKey(id) + ".domain"] = id.charAt(0) === "x" ? [0, 1] : y;
+          fromTop += panelPx;
+        });
+        part.annotations = annotations;
+      }
+      const yFromTop = px => 1 + (top - px) / plotPx;  // paper y of a point px below the figure's top
+      if (notes.length) {
+        notes.forEach(nt => Object.assign(annotations[nt.i], {text: nt.text, x: leftX, xanchor: "left", y: yFromTop(nt.top),
+                                                              yanchor: "top", align: "left"}));
+        part.annotations = annotations;
+      }
+      menus.forEach((m, i) => Object.assign(m.menu, {x: leftX, xanchor: "left", y: yFromTop(menuTops[i] || top),
+                                                     yanchor: "top", pad: {t: 0, b: 0, l: 0, r: 0}}));
+      if (menus.length) part.updatemenus = menus.map(m => m.menu);
+      return {part, plotPx};
     }
-    const yFromTop = px => 1 + (top - px) / plotPx;  // paper y of a point px below the figure's top
-    if (notes.length) {
-      const all = update.annotations || annotations;
-      notes.forEach(nt => Object.assign(all[nt.i], {text: nt.text, x: 0, xanchor: "left", y: yFromTop(nt.top),
-                                                    yanchor: "top", align: "left"}));
-      update.annotations = all;
-    }
-    menus.forEach((m, i) => Object.assign(m.menu, {x: 0, xanchor: "left", y: yFromTop(menuTops[i] || top),
-                                                   yanchor: "top", pad: {t: 0, b: 0, l: 0, r: 0}}));
-    if (menus.length) update.updatemenus = menus.map(m => m.menu);
+    const guess = places.map(() => AXIS_BELOW_PX);
+    const {part, plotPx} = arrange(guess);
+    Object.assign(update, part);
     // plotly leaves a button row drawn when its menu becomes a dropdown: clear the menus first.
     if (menus.some(m => m.menu.type !== (gd.layout.updatemenus[menus.indexOf(m)] || {}).type))
       await window.Plotly.relayout(gd, {updatemenus: []});
+    // An axis title longer than its axis is wrapped (a y title runs along the plot's height).
+    for (const k of Object.keys(fl)) {
+      const ax = fl[k];
+      if (!/^[xy]axis\d*$/.test(k) || !ax.title || !ax.title.text) continue;
+      const along = k.charAt(0) === "x" ? width - marginL - marginR : (places.length > 1 ? PANEL_PX : 300);
+      const lines = wrap(ax.title.text, along, (ax.title.font && ax.title.font.size) || 14);
+      if (lines.length > 1) update[k + ".title.text"] = lines.join("<br>");
+    }
+    // Legend entries longer than the screen are wrapped: plotly cuts a legend wider than the figure.
+    const names = (gd.data || []).map(t => t.name);
+    const wrapped = names.map(nm => typeof nm === "string" ? wrap(nm, width - 60, 12) : [nm]);
+    const renamed = wrapped.map((lines, i) => lines.length > 1 ? i : -1).filter(i => i >= 0);
+    if (renamed.length) await window.Plotly.restyle(gd, {name: renamed.map(i => wrapped[i].join("<br>"))}, renamed);
     // Category labels side by side overlap at this width: let plotly turn them.
     for (const k of Object.keys(fl)) if (/^xaxis\d*$/.test(k) && fl[k].type === "category") update[k + ".tickangle"] = "auto";
     // Below the plot, provisionally: measured and moved in the second pass.
     const sliders = (gd.layout.sliders || []).map(s => Object.assign({}, s, {x: 0, len: 1, xanchor: "left",
                                                                              yanchor: "top", pad: {t: 10, b: 10, l: 12, r: 12}}));
     update.legend = Object.assign({}, gd.layout.legend || {}, {orientation: "h", x: 0, xanchor: "left",
-                                                               yanchor: "top", y: -60 / plotPx});
+                                                               yanchor: "top", y: -60 / plotPx});  // moved below
     // Room enough below for the provisional legend (one row per entry at this width): were it to overflow, plotly
     // would grow the margin into the plot and the second pass would measure axis labels that moved.
     const entries = (gd.data || []).filter(t => t.showlegend !== false).length;
@@ -276,26 +304,70 @@
     if (sliders.length) update.sliders = sliders;
     await window.Plotly.relayout(gd, update);
 
-    // Second pass: what hangs below the plot area.
-    const o2 = gd.getBoundingClientRect();
-    const plotBottom = top + plotPx;
+    // The x axis under each upper panel (tick labels turned upright, its title) may need more room than guessed.
+    if (places.length > 1) {
+      const o = gd.getBoundingClientRect();
+      const fl1 = gd._fullLayout;
+      const needed = places.map((p, i) => {
+        if (i === n - 1) return 0;
+        const panelBottom = fl1._size.t + (1 - domains[i][0]) * fl1._size.h;
+        let depth = 0;
+        for (const id of p.axes) {
+          if (id.charAt(0) !== "x") continue;
+          for (const el of gd.querySelectorAll(`.xaxislayer-above .${id}tick text, .g-${id}title text`)) {
+            const b = box(el, o);
+            if (b.height) depth = Math.max(depth, b.bottom - panelBottom);
+          }
+        }
+        return Math.max(AXIS_BELOW_PX, Math.ceil(depth) + GAP_PX);
+      });
+      if (needed.some((px, i) => px > guess[i] + 2)) {
+        const again = arrange(needed);
+        const height = top + again.plotPx + provisional;
+        setHeight(gd, height);
+        await window.Plotly.relayout(gd, Object.assign(again.part, {height, "legend.y": -60 / again.plotPx}));
+      }
+    }
+
+    // Second pass: what hangs below the plot area, measured where plotly drew the plot (its margins may have
+    // grown for rotated tick labels); once more if the legend still meets an axis label.
+    for (let pass = 0; pass < 3 && await placeBelow(gd); pass++);
+    setHeight(gd, gd._fullLayout.height);
+  }
+
+  // The x axes' tick labels and titles under the plot area, the legend, the sliders: true when it moved them.
+  const AXIS_TEXT = ".xaxislayer-above text, [class^='g-x'][class$='title'] text";
+  async function placeBelow(gd) {
+    const fl = gd._fullLayout;
+    const o = gd.getBoundingClientRect();
+    const plotTop = fl._size.t, plotPx = fl._size.h, plotBottom = plotTop + plotPx;
     let below = 0;
-    for (const el of gd.querySelectorAll(".xtick text, .g-xtitle, [class^='g-x'][class$='title'], .xaxislayer-above text")) {
-      const b = box(el, o2);
+    for (const el of gd.querySelectorAll(AXIS_TEXT)) {
+      const b = box(el, o);
       if (b.height && b.top >= plotBottom - 4) below = Math.max(below, b.bottom - plotBottom);
     }
     below += GAP_PX;
     const legendEl = gd.querySelector("g.legend");
-    const legendPx = legendEl && fl.showlegend !== false ? box(legendEl, o2).height + GAP_PX : 0;
-    const second = {"legend.y": -below / plotPx};
-    let bottom = below + legendPx;
-    gd.querySelectorAll("g.slider-group").forEach((el, i) => {
-      second[`sliders[${i}].y`] = -bottom / plotPx;
-      bottom += box(el, o2).height + GAP_PX;
+    const shown = legendEl && fl.showlegend !== false;
+    const legendBox = shown ? box(legendEl.querySelector("rect.bg") || legendEl, o) : null;
+    const sliderEls = Array.from(gd.querySelectorAll("g.slider-group"));
+    const update = {};
+    let bottom = below;
+    if (shown) {
+      if (Math.abs(legendBox.top - (plotBottom + below)) > 2) update["legend.y"] = -below / plotPx;
+      bottom += legendBox.height + GAP_PX;
+    }
+    sliderEls.forEach((el, i) => {
+      const b = box(el, o);
+      if (Math.abs(b.top - (plotBottom + bottom)) > 2) update[`sliders[${i}].y`] = -bottom / plotPx;
+      bottom += b.height + GAP_PX;
     });
-    Object.assign(second, {"margin.b": bottom + GAP_PX, height: top + plotPx + bottom + GAP_PX});
-    await window.Plotly.relayout(gd, second);
+    const height = plotBottom + bottom + GAP_PX;
+    if (!Object.keys(update).length && Math.abs(fl.height - height) <= 2) return false;
+    Object.assign(update, {"margin.b": bottom + GAP_PX, height});
+    await window.Plotly.relayout(gd, update);
     setHeight(gd, gd._fullLayout.height);
+    return true;
   }
 
   // A wide figure keeps its own layout, except a slider drawn on the legend (a legend wraps into more rows
@@ -360,19 +432,120 @@
     }, {capture: true, passive: false});
   }
 
+  // --- every figure, any width: titles, tick labels, log axes ------------------------------------------
+  // A title wider than its figure (a long case name, a subtitle, a title a control set) is wrapped line by line
+  // (a "<sup>" subtitle stays one), at the width its own glyphs take, and the figure grows by the lines added.
+  async function fitTitle(gd) {
+    const el = gd.querySelector(".gtitle");
+    const svg = gd.querySelector("svg.main-svg");
+    const title = titleText(gd.layout);
+    if (!el || !svg || !title) return false;
+    const t = el.getBoundingClientRect(), f = svg.getBoundingClientRect();
+    if (t.right <= f.right - 2 && t.left >= f.left - 1) return false;
+    const parts = title.split(/<br\s*\/?>/i);
+    const visible = s => s.replace(/<[^>]+>/g, "").length;
+    const pxPerChar = t.width / Math.max(1, ...parts.map(visible));
+    const maxChars = Math.max(12, Math.floor((f.right - Math.max(t.left, f.left) - 8) / pxPerChar));
+    const lines = [];
+    for (const part of parts) {
+      const sup = /^\s*<sup>(.*)<\/sup>\s*$/i.exec(part);
+      const words = (sup ? sup[1] : part).trim().split(/\s+/);
+      const limit = sup ? Math.floor(maxChars / 0.7) : maxChars;  // plotly draws <sup> at 70 %
+      let line = "";
+      const out = [];
+      for (const w of words) {
+        if (line && visible(line) + 1 + visible(w) > limit) { out.push(line); line = w; } else line = line ? line + " " + w : w;
+      }
+      if (line) out.push(line);
+      lines.push(...out.map(l => sup ? "<sup>" + l + "</sup>" : l));
+    }
+    if (lines.length <= parts.length) return false;
+    const fontPx = (gd._fullLayout.title.font && gd._fullLayout.title.font.size) || 17;
+    const added = Math.ceil((lines.length - parts.length) * fontPx * 1.25);
+    const fl = gd._fullLayout;
+    await window.Plotly.relayout(gd, {"title.text": lines.join("<br>"), "margin.t": fl.margin.t + added, height: fl.height + added});
+    setHeight(gd, gd._fullLayout.height);
+    return true;
+  }
+
+  // Tick labels that would print over one another ("8 B" against "16 B" at the small end of a log axis): the
+  // later of two is hidden. Upright labels only: plotly turns labels it sees colliding, and spaces those.
+  function hideCrowdedTicks(gd) {
+    for (const layer of gd.querySelectorAll("g.xaxislayer-above, g.yaxislayer-above")) {
+      let kept = null;
+      const labels = Array.from(layer.querySelectorAll("text")).filter(tx => !/rotate\((?!0)/.test(tx.getAttribute("transform") || ""));
+      const vertical = layer.classList.contains("yaxislayer-above");
+      labels.sort((a, b) => vertical ? b.getBoundingClientRect().top - a.getBoundingClientRect().top
+                                     : a.getBoundingClientRect().left - b.getBoundingClientRect().left);
+      for (const tx of labels) {
+        tx.style.visibility = "";
+        const b = tx.getBoundingClientRect();
+        if (!b.width) continue;
+        const gap = 3;
+        if (kept && (vertical ? b.bottom > kept.top - gap + 1 && b.top < kept.bottom : b.left < kept.right + gap - 1 && b.right > kept.left)) {
+          tx.style.visibility = "hidden";
+          tx.dataset.gcHidden = "1";
+        } else {
+          kept = b;
+          delete tx.dataset.gcHidden;
+        }
+      }
+    }
+  }
+
+  // A log axis whose automatic ticks show one full number and single digits around it ("5  1000  2": 500 or
+  // 5000?) gets ticks at 1, 2 and 5 of each decade in its range, each written in full.
+  function fullNumber(v) {
+    const abs = Math.abs(v);
+    for (const [scale, suffix] of [[1e9, "G"], [1e6, "M"], [1e3, "k"]])
+      if (abs >= 10 * scale) return String(+(v / scale).toPrecision(3)) + suffix;
+    return String(+v.toPrecision(3));
+  }
+
+  async function spellLogTicks(gd) {
+    const fl = gd._fullLayout;
+    const update = {};
+    for (const k of Object.keys(fl)) {
+      const ax = fl[k];
+      if (!/^[xy]axis\d*$/.test(k) || ax.type !== "log" || !ax.range) continue;
+      const mine = (gd._gcLogTicks || {})[k];
+      const range = ax.range.map(r => +r.toFixed(3)).join();
+      if (mine ? mine === range : ax.tickmode === "array") continue;  // ticks of the builder's, or ours still right
+      const majors = (ax._vals || []).filter(v => v.text && Math.abs(v.x - Math.round(v.x)) < 1e-9).length;
+      if (!mine && majors >= 2) continue;
+      const [lo, hi] = ax.range[0] < ax.range[1] ? ax.range : [ax.range[1], ax.range[0]];
+      const vals = [];
+      for (let d = Math.floor(lo); d <= Math.ceil(hi); d++)
+        for (const m of [1, 2, 5]) { const v = m * Math.pow(10, d); if (Math.log10(v) >= lo && Math.log10(v) <= hi) vals.push(v); }
+      if (vals.length < 2) continue;
+      Object.assign(update, {[k + ".tickmode"]: "array", [k + ".tickvals"]: vals, [k + ".ticktext"]: vals.map(fullNumber)});
+      (gd._gcLogTicks = gd._gcLogTicks || {})[k] = range;
+    }
+    if (Object.keys(update).length) await window.Plotly.relayout(gd, update);
+  }
+
+  async function tidy(gd, wide) {
+    await spellLogTicks(gd);
+    if (wide) await fitTitle(gd);
+    hideCrowdedTicks(gd);
+  }
+
   function layoutFigure(gd) {
     if (!gd._fullLayout || !gd._fullLayout._size || gd._gcBusy) return;
-    if (gd._gcLayout === gd.layout) {  // already laid out: only a title a control rewrote
+    if (gd._gcLayout === gd.layout) {  // already laid out: only a title a control rewrote, ticks redrawn
       if (gd.dataset.gcLayout === "phone") rewrapTitle(gd);
+      gd._gcBusy = true;
+      tidy(gd, gd.dataset.gcLayout === "wide").catch(err => console.warn("gpucomm_layout:", err)).finally(() => { gd._gcBusy = false; });
       return;
     }
     const wide = gd._fullLayout.width >= NARROW_PX;
     gd._gcBusy = true;
-    (wide ? clearSliders(gd) : compact(gd)).catch(err => console.warn("gpucomm_layout: figure left as built:", err)).finally(() => {
-      gd._gcBusy = false;
-      gd._gcLayout = gd.layout;  // Plotly.react (a live calculator's redraw) replaces it: laid out again
-      gd.dataset.gcLayout = wide ? "wide" : "phone";
-    });
+    (wide ? clearSliders(gd) : compact(gd)).then(() => tidy(gd, wide))
+      .catch(err => console.warn("gpucomm_layout: figure left as built:", err)).finally(() => {
+        gd._gcBusy = false;
+        gd._gcLayout = gd.layout;  // Plotly.react (a live calculator's redraw) replaces it: laid out again
+        gd.dataset.gcLayout = wide ? "wide" : "phone";
+      });
   }
 
   function watchFigures() {
