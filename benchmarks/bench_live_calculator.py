@@ -63,7 +63,7 @@ LONG_TASKS_JS = """(() => {
 
 # A slider dragged: one input event per animation frame, back and forth over its range; resolves when the last
 # recompute is drawn. Returns the records of the recomputes it caused and the number of input events.
-DRAG_JS = """async ([panel, frames]) => {
+DRAG_JS = """async (panel, frames) => {
   const slider = panel.querySelector('input.gpucomm-live-slider:not([disabled])');
   if (!slider) return null;
   const lo = Number(slider.min), hi = Number(slider.max), step = Number(slider.step) || 1;
@@ -203,7 +203,7 @@ def run_once(browser, base_url: str, name: str, updates: int, profile: str) -> d
         update_ms.append(record["ms"])
         parts.append((record["computeMs"], record["pythonMs"], record["drawMs"]))
         fast += bool(record.get("fast"))
-    drag = panel.evaluate(DRAG_JS, [panel.element_handle(), DRAG_FRAMES]) if updates else None
+    drag = panel.evaluate(DRAG_JS, DRAG_FRAMES) if updates else None
     _wait_quiet(page, inflight)
     facts = page.evaluate("() => ({tasks: window.__longTasks, interaction: window.gpucommLive.firstInteraction, "
                           "fcp: (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime})")

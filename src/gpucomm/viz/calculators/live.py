@@ -42,15 +42,16 @@ from gpucomm.viz.calculators.inputs import FigureUpdate, check_field, check_inpu
 __all__ = ["LiveCalculator", "LivePanel", "BROWSER_PACKAGE", "calculators", "get_calculator", "controls",
            "read_field", "finite", "compute", "compute_json", "browser_zip", "panel"]
 
-BROWSER_PACKAGE = ("__init__.py", "model", "viz/__init__.py", "viz/calculators",
-                   "measure/__init__.py", "measure/collectives", "measure/config.py", "measure/output_paths.py",
-                   "measure/results.py", "measure/logs")
-"""Parts of the ``gpucomm`` package the browser needs (paths under the package folder): the model, the
-calculators' inputs and figure specs, and for the "check your log" page
-(:mod:`gpucomm.viz.calculators.log_check`) the log readers of ``measure/logs`` with the few modules they import
-(the results schema, the sweep configuration, the output-path rules; none imports torch). ``measure/collectives``
-travels whole because its package lists its modules to name the measured collectives; the torch in them is never
-imported. Not the rest of ``measure`` (torch), ``cli``, ``viz/figures`` or ``viz/widgets`` (plotly, ipywidgets)."""
+BROWSER_PACKAGE = ("__init__.py", "model", "viz/__init__.py", "viz/calculators", "measure/*.py", "measure/collectives",
+                   "measure/logs")
+"""Parts of the ``gpucomm`` package the browser needs (paths or glob patterns under the package folder): the model,
+the calculators' inputs and figure specs, and for the "check your log" page
+(:mod:`gpucomm.viz.calculators.log_check`) the log readers of ``measure/logs`` with the modules of ``measure``
+they import (the results schema, the sweep configuration, the output-path rules), taken as the folder's
+top-level modules so that a module split there needs no change here. The modules that drive torch travel as
+source and are never imported (a test imports the browser's entry points with torch blocked);
+``measure/collectives`` travels whole because its package lists its modules to name the measured collectives.
+Not ``measure/doctor``, ``cli``, ``viz/figures`` or ``viz/widgets`` (plotly, ipywidgets)."""
 
 _ZIP_DATE = (2020, 1, 1, 0, 0, 0)
 """Timestamp of every zip entry: the same package gives the same bytes, hence the same file name."""
@@ -316,7 +317,10 @@ def browser_zip() -> bytes:
     files = []
     for part in BROWSER_PACKAGE:
         path = root / part
-        found = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+        if "*" in part:
+            found = [p for p in root.glob(part) if p.is_file()]
+        else:
+            found = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
         files += [p for p in found if "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
