@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-import gpucomm.measure.topology as topo
+import gpucomm.model.topology_text as topo  # the parser moved to the model layer (measure.topology re-exports it)
 from gpucomm import GpucommError
 from gpucomm.measure.topology import DGX1_P100_TOPO, TOPO_CODES, describe_cell, parse_topo_matrix
 from gpucomm.model.hardware import get_gpu

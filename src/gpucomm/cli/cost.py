@@ -11,6 +11,8 @@ Examples::
     gpucomm cost all_reduce --link nvlink3 --gpus 4 --size 64MiB
     gpucomm cost all_reduce --system dgx_h100 --gpus 8 --size 1GiB --nccl-version 2.27.7
     gpucomm cost all_reduce --link pcie4 --no-p2p --gpus 4 --size 64MiB --json
+    gpucomm cost all_reduce --topo topo.txt --gpu l40s --inter-socket upi_sapphire_rapids --gpus 4 --size 1GiB
+    gpucomm cost all_reduce --link pcie4 --gpu l4 --gpus 16 --nodes 2 --network eth_25g --net-transport socket --size 1GiB
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from gpucomm import GpucommError
 from gpucomm.cli.common import add_connection_arguments, int_arg, mesh_size, print_json, print_table, size_arg
 from gpucomm.model.collectives import COLLECTIVES
 from gpucomm.model.cost import ALGORITHMS, LAUNCH_MODES, PROTOCOLS, collective_cost
-from gpucomm.model.fabric import make_fabric, system_fabric
+from gpucomm.model.fabric import NET_TRANSPORTS, make_fabric, system_fabric
 from gpucomm.model.hardware import GPUS, SYSTEMS, get_inter_socket_link, link_keys
 from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION
 from gpucomm.model.units import format_size, format_time
@@ -63,7 +65,17 @@ def register(subparsers) -> None:
     cost.set_defaults(topology=None)
     cost.add_argument("--nodes", type=int_arg("number of nodes", 1), default=1, help="nodes (default 1); --gpus counts all")
     cost.add_argument("--network", default=None, help="scale-out link between nodes, e.g. ib_ndr or eth_400g (needs --nodes > 1)")
-    cost.add_argument("--nics-per-node", type=int_arg("NICs per node", 1), default=None, help="default: one per GPU")
+    cost.add_argument("--nics-per-node", type=int_arg("NICs per node", 1), default=None,
+                      help="default: one per GPU (with --topo: the NICs the file lists)")
+    cost.add_argument("--net-transport", default=None,
+                      help=f"NCCL's transport between nodes: one of {', '.join(NET_TRANSPORTS)} (default rdma: InfiniBand "
+                           "or RoCE verbs; socket: TCP sockets, NCCL's NET/Socket, host memory only)")
+    cost.add_argument("--no-gdr", action="store_true",
+                      help="GPUDirect RDMA off (NCCL_NET_GDR_LEVEL=LOC, or not supported): the NIC traffic is staged "
+                           "through host memory")
+    cost.add_argument("--topo", default=None, metavar="FILE",
+                      help="build the node from a file: `nvidia-smi topo -m` output or NCCL's topology dump "
+                           "(NCCL_TOPO_DUMP_FILE XML); needs --gpu, and --inter-socket where GPU pairs are SYS")
     cost.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     cost.set_defaults(func=run)
 
@@ -76,9 +88,14 @@ def run(args: argparse.Namespace) -> int:
     GpucommError
         Unknown collective, link or algorithm, or a flag that does not apply (printed by ``gpucomm``'s main).
     """
-    if (args.link is None) == (args.system is None):
-        raise GpucommError("expected one of --link (what-if) or --system (a catalog system)")
-    fabric = _system_fabric(args) if args.system is not None else _what_if_fabric(args)
+    given = [flag for flag, value in (("--link", args.link), ("--system", args.system), ("--topo", args.topo)) if value]
+    if len(given) != 1:
+        raise GpucommError(f"{' and '.join(given) or 'no connection'} given: expected one of --link (what-if), "
+                           "--system (a catalog system) or --topo FILE (a node's topology)")
+    if args.net_transport is not None and args.net_transport not in NET_TRANSPORTS:
+        raise GpucommError(f"--net-transport {args.net_transport}: expected one of {', '.join(NET_TRANSPORTS)}")
+    fabric = (_system_fabric(args) if args.system is not None else _topo_fabric(args) if args.topo is not None
+              else _what_if_fabric(args))
     args.link, args.no_p2p = fabric.link.key, not fabric.p2p
     cost = collective_cost(args.collective, args.size, num_ranks=args.gpus, fabric=fabric, protocol=args.protocol,
                            algorithm=args.algo, launch=args.launch, nccl_version=args.nccl_version,
@@ -87,13 +104,17 @@ def run(args: argparse.Namespace) -> int:
         extra = dict(topology=fabric.topology, mesh_size=fabric.mesh_size if fabric.topology == "mesh" else None,
                      gpus_per_uplink=fabric.gpus_per_uplink,
                      inter_socket=fabric.inter_socket and get_inter_socket_link(fabric.inter_socket).key,
-                     system=fabric.system, gpu=fabric.gpu, route=fabric.route(args.gpus))
+                     system=fabric.system, gpu=fabric.gpu, route=fabric.route(args.gpus),
+                     net_transport=fabric.net_transport if fabric.num_nodes > 1 else None,
+                     gdr=fabric.gdr if fabric.num_nodes > 1 else None, gpus_per_node=fabric.gpus_per_node,
+                     nics_per_node=fabric.nics_per_node)
         print_json({**cost.as_dict(), **extra})
         return 0
     # one description of the connection: the fabric says what it is (link, P2P, topology, sockets, nodes)
     where = f"{args.gpus} GPUs of {fabric.label}"
     rows = [
         ("time", format_time(cost.time_s)),
+        ("  10-90 % band (cross-validated)", f"{format_time(cost.time_low_s)} - {format_time(cost.time_high_s)}"),
         ("  latency part (alpha)", format_time(cost.latency_s)),
         ("  bandwidth part", format_time(cost.transfer_s)),
         (f"  launch part ({cost.launch})", format_time(cost.launch_s)),
@@ -155,7 +176,52 @@ def _what_if_fabric(args: argparse.Namespace):
     return make_fabric(args.link, p2p=not args.no_p2p, topology=topology, mesh_size=args.mesh_size,
                        num_nodes=args.nodes, network=args.network, nics_per_node=args.nics_per_node,
                        gpus_per_uplink=args.gpus_per_uplink or 1, pcie_link=args.pcie_link or "pcie4",
-                       inter_socket=args.inter_socket, gpu=args.gpu)
+                       inter_socket=args.inter_socket, gpu=args.gpu, **_net_options(args))
+
+
+def _net_options(args: argparse.Namespace) -> dict:
+    """``--net-transport`` and ``--no-gdr`` as :func:`~gpucomm.model.fabric.make_fabric` keywords (only those given)."""
+    options = {}
+    if args.net_transport is not None:
+        # the transport's own default (sockets: no GPUDirect RDMA), not the one a system's fabric carried
+        options.update(net_transport=args.net_transport, gdr=None)
+    if args.no_gdr:
+        options["gdr"] = False
+    return options
+
+
+def _host_flags(args: argparse.Namespace, fabric):
+    """``--no-p2p``, ``--gpus-per-uplink`` and ``--inter-socket`` applied to a fabric the catalog or a file gave."""
+    if args.no_p2p:
+        fabric = fabric.without_p2p()  # staged through host memory over each GPU's PCIe link (NCCL's SHM transport)
+    changes = {}
+    if args.gpus_per_uplink is not None:
+        changes["gpus_per_uplink"] = args.gpus_per_uplink
+    if args.inter_socket is not None and fabric.inter_socket != args.inter_socket:
+        changes["inter_socket"] = args.inter_socket
+    return fabric.replace(**changes) if changes else fabric
+
+
+def _topo_fabric(args: argparse.Namespace):
+    """The fabric of ``--topo FILE`` (:func:`gpucomm.model.topo_fabric.topo_fabric`) with the GPU of ``--gpu``; the
+    wiring flags are the file's, so they are refused; the host flags and the network are applied."""
+    from gpucomm.model.topo_fabric import topo_fabric
+
+    for flag, value in (("--topology", args.topology), ("--mesh-size", args.mesh_size), ("--pcie-link", args.pcie_link)):
+        if value is not None:
+            raise GpucommError(f"{flag} {value} with --topo {args.topo}: the file gives the node's wiring; drop {flag}")
+    if args.gpu is None:
+        raise GpucommError(f"--topo {args.topo} needs --gpu: the topology does not name the GPU; expected one of "
+                           f"{', '.join(GPUS)}")
+    try:
+        with open(args.topo, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(4_000_000)
+    except OSError as exc:
+        raise GpucommError(f"--topo {args.topo}: cannot read it ({exc.strerror}): expected a readable file with "
+                           "`nvidia-smi topo -m` output or NCCL's topology dump") from None
+    fabric = topo_fabric(text, args.gpu, inter_socket=args.inter_socket, num_nodes=args.nodes, network=args.network,
+                         nics_per_node=args.nics_per_node, **_net_options(args))
+    return _host_flags(args, fabric)
 
 
 def _system_fabric(args: argparse.Namespace):
@@ -169,13 +235,9 @@ def _system_fabric(args: argparse.Namespace):
             raise GpucommError(f"{flag} {value} with --system {args.system}: the system's catalog entry fixes its GPU "
                                f"and wiring; drop {flag}, or describe a what-if with --link")
     fabric = system_fabric(args.system, num_nodes=args.nodes, network=args.network, num_ranks=args.gpus)
+    changes = _net_options(args)
     if args.nics_per_node is not None:
-        fabric = fabric.replace(nics_per_node=args.nics_per_node)
-    changes = {}
-    if args.no_p2p:
-        fabric = fabric.without_p2p()  # staged through host memory over each GPU's PCIe link (NCCL's SHM transport)
-    if args.gpus_per_uplink is not None:
-        changes["gpus_per_uplink"] = args.gpus_per_uplink
-    if args.inter_socket is not None:
-        changes["inter_socket"] = args.inter_socket
-    return fabric.replace(**changes) if changes else fabric
+        changes["nics_per_node"] = args.nics_per_node
+    if changes:
+        fabric = fabric.replace(**changes)
+    return _host_flags(args, fabric)
