@@ -176,9 +176,9 @@ def run_once(browser, base_url: str, name: str, updates: int, profile: str) -> d
         except Exception:  # noqa: BLE001 - a request whose sizes the browser no longer has: not counted
             pass
 
-    context.on("request", inflight.add)
+    context.on("request", lambda request: inflight.add(request))
     context.on("requestfinished", done)
-    context.on("requestfailed", inflight.discard)
+    context.on("requestfailed", lambda request: inflight.discard(request))
     page = context.new_page()
     page.goto(base_url + page_rel, wait_until="load", timeout=120_000)
     _wait_quiet(page, inflight)
