@@ -118,8 +118,8 @@ gpu-check:
 	mkdir -p $(GPU_CHECK_OUT)
 	$(RUN) $(PY) -m pytest -q -rs -m gpu tests
 	$(RUN) $(PY) -m pytest -q -rs -m "not gpu" $(GPU_TESTS) --nbval-lax $(GPU_LABS)
-	$(RUN) $(BIN)/gpucomm copybw -e 256MiB --out $(GPU_CHECK_OUT)/copybw.jsonl
-	$(RUN) $(BIN)/gpucomm doctor --out-dir $(GPU_CHECK_OUT) || test $$? -eq 1
+	$(RUN) $(BIN)/gpucomm copybw -e 256MiB --out $(GPU_CHECK_OUT)/copybw.jsonl --force
+	$(RUN) $(BIN)/gpucomm doctor --out-dir $(GPU_CHECK_OUT) --force || test $$? -eq 1
 
 clean:
 	rm -rf _build
