@@ -109,9 +109,17 @@ def test_a_flipped_ranking_stops_the_page(monkeypatch, fresh_model):
         run_page(BOOK / "tp_inference.md", monkeypatch)
 
 
+def test_pcie_staging_claim_stops_the_page(monkeypatch, fresh_model):
+    """Staging through host memory as efficient as P2P: 'P2P gets about twice what staging does' is false, the page stops."""
+    run_page(BOOK / "pcie.md", monkeypatch)
+    scale_parameter(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 1.8)
+    with pytest.raises(claims.ClaimError, match="P2P gets about twice what staging does"):
+        run_page(BOOK / "pcie.md", monkeypatch)
+
+
 CASE_ID = re.compile(r"\b(?:case|sweep|point)s?\s+[CSP]\d{2}[a-z]?\b|\b[CSP]\d{2}t?(?:-[A-Za-z]+)?\b(?=[),;.:\s])")
 PLAIN_PAGES = ("tp_inference.md", "llama70b_tp4.md", "myths.md", "nvlink.md", "collectives.md", "nccl_algorithms.md",
-               "scale_out.md", "moe_all_to_all.md")
+               "scale_out.md", "moe_all_to_all.md", "pcie.md")
 """Chapters already checked for ids in their prose (the rest of the book follows as each is rewritten)."""
 
 

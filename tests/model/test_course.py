@@ -57,3 +57,39 @@ def test_algorithms_for_keeps_what_implements_the_collective():
 
     assert algorithms_for("all_reduce", ("ring", "binary_tree", "one_shot"), num_ranks=8) == ("ring", "one_shot")
     assert "binary_tree" in algorithms_for("broadcast", ("ring", "binary_tree"), num_ranks=8)
+
+
+def test_checked_on_counts_the_runs_of_one_transport_and_says_how_they_were_predicted():
+    from gpucomm.model.course import checked_on
+
+    members = (SimpleNamespace(sweep_id="A", fabric=make_fabric("nvlink3")),
+               SimpleNamespace(sweep_id="P", fabric=make_fabric("pcie4")),
+               SimpleNamespace(case_id="K", fabric=make_fabric("nvlink4")))
+    results = [SimpleNamespace(sweep="A", case_id="A 1MiB", counted=True, measured=10.0, predicted=11.0, error=0.1,
+                               fit_predicted=10.5),
+               SimpleNamespace(sweep="A", case_id="A 2MiB", counted=False, measured=10.0, predicted=20.0, error=1.0),
+               SimpleNamespace(sweep="P", case_id="P 1MiB", counted=True, measured=10.0, predicted=5.0, error=-0.5),
+               SimpleNamespace(sweep="", case_id="K", counted=True, measured=10.0, predicted=7.0, error=-0.3,
+                               fit_predicted=7.0)]
+    got = checked_on(results, members, transport="nvlink")
+    assert (got.runs, got.points, got.held_out) == (2, 2, True)
+    assert got.median_abs_error == pytest.approx(0.2) and got.in_sample_median_abs_error == pytest.approx(0.175)
+    assert "2 measured points of 2 published runs" in got.sentence and "left out" in got.sentence
+    pcie = checked_on(results, members, transport="pcie")
+    assert (pcie.points, pcie.held_out) == (1, False) and "in sample" in pcie.sentence
+    with pytest.raises(GpucommError, match="transport must be"):
+        checked_on(results, members, transport="nvlink9")
+    with pytest.raises(GpucommError, match="no counted validation point on network"):
+        checked_on(results, members, transport="network")
+
+
+def test_case_rows_name_the_system_and_refuse_an_unknown_case():
+    from gpucomm.model.course import case_rows
+    from gpucomm.model.measurements import case
+
+    results = [SimpleNamespace(case_id="C07", metric="busbw", measured=20.0, predicted=25.0)]
+    (row,) = case_rows(results, ["C07"])
+    assert row["system"] == case("C07")["hardware"] and "C07" not in row.values()
+    assert (row["measured busbw (GB/s)"], row["model busbw (GB/s)"], row["model / measured"]) == (20.0, 25.0, 1.25)
+    with pytest.raises(GpucommError, match="no validation result for case 'C05'"):
+        case_rows(results, ["C05"])

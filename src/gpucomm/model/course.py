@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost, steps_and_wire_bytes
 from gpucomm.model.fabric import Fabric
-from gpucomm.model.hardware import Link
+from gpucomm.model.hardware import Link, get_gpu
+from gpucomm.model.measurements import case
 
-__all__ = ["BandError", "algorithms_for", "band_error", "protocol_bands"]
+__all__ = ["BandError", "CheckedOn", "algorithms_for", "band_error", "case_rows", "checked_on", "protocol_bands"]
 
 
 @dataclass(frozen=True)
@@ -148,3 +149,122 @@ def algorithms_for(collective: str, algorithms: Iterable[str], *, num_ranks: int
             continue
         kept.append(algorithm)
     return tuple(kept)
+
+
+TRANSPORTS = ("nvlink", "pcie", "network")
+"""How the GPUs of a validation case or sweep talk: NVLink inside a node, PCIe inside a node, or across nodes."""
+
+
+def _transport(fabric: Fabric) -> str:
+    if fabric.num_nodes > 1:
+        return "network"
+    return "nvlink" if fabric.link.kind == "nvlink" else "pcie"
+
+
+@dataclass(frozen=True)
+class CheckedOn:
+    """Where the model was checked for one kind of fabric: the measurements, and how far off it is on them."""
+
+    transport: str
+    """``nvlink``, ``pcie`` or ``network``."""
+    runs: int
+    """Published runs (bundled sweeps and cases) with counted points."""
+    points: int
+    """Measured points (sizes of a sweep, or single cases)."""
+    gpus: tuple[str, ...]
+    """Short GPU names of the runs (``"H100"``, ...), in order of first appearance; empty where the catalog names none."""
+    median_abs_error: float
+    """Median of ``|Result.error|``, a fraction: the prediction :func:`gpucomm.model.validation.validate` reports."""
+    in_sample_median_abs_error: float
+    """The same with every point predicted by the joint fit (``Result.fit_predicted``, where the results carry it)."""
+    held_out: bool
+    """True when ``Result.predicted`` is a leave-one-out prediction (refitted without the point's run)."""
+
+    @property
+    def sentence(self) -> str:
+        """The clause a chapter quotes, e.g. ``"274 measured sizes of 14 published runs (A100, H100): median error 8 %
+        when each run is left out of the fit"``."""
+        how = "when each run is left out of the fit" if self.held_out else "in sample (every run is in the fit)"
+        on = f" ({', '.join(self.gpus)})" if self.gpus else ""
+        return (f"{self.points} measured points of {self.runs} published runs{on}: median error "
+                f"{100 * self.median_abs_error:.0f} % {how}")
+
+
+def checked_on(results: Iterable, members: Iterable, *, transport: str) -> CheckedOn:
+    """How far off the model is on the bundled measurements of one transport, for a chapter's one-line pointer.
+
+    Parameters
+    ----------
+    results : iterable of gpucomm.model.validation.Result
+        As :func:`gpucomm.model.validation.validate` returns them; counted points only.
+    members : iterable
+        The validation's :data:`~gpucomm.model.validation.SWEEPS` and :data:`~gpucomm.model.validation.CASES`
+        (objects with ``fabric`` and ``sweep_id`` or ``case_id``): which run was on which fabric.
+    transport : {"nvlink", "pcie", "network"}
+        NVLink inside a node, PCIe inside a node, or across nodes.
+
+    Returns
+    -------
+    CheckedOn
+        ``held_out`` is true when some point's ``predicted`` differs from its ``fit_predicted``: the results carry
+        leave-one-out predictions (results without ``fit_predicted`` are in-sample ones).
+
+    Raises
+    ------
+    GpucommError
+        If ``transport`` is not one of :data:`TRANSPORTS`, or no counted point was measured on it.
+    """
+    if transport not in TRANSPORTS:
+        raise GpucommError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    sweeps, cases, gpus = set(), set(), {}
+    for m in members:
+        if _transport(m.fabric) != transport:
+            continue
+        if hasattr(m, "sweep_id"):
+            sweeps.add(m.sweep_id)
+        else:
+            cases.add(m.case_id)
+        if m.fabric.gpu:
+            gpus.setdefault(get_gpu(m.fabric.gpu).name.split()[0], None)
+    points = [r for r in results if r.counted and (r.sweep in sweeps if r.sweep else r.case_id in cases)]
+    if not points:
+        raise GpucommError(f"no counted validation point on {transport}")
+    runs = {r.sweep or r.case_id for r in points}
+    fit = [getattr(r, "fit_predicted", 0.0) or r.predicted for r in points]
+    return CheckedOn(transport, len(runs), len(points), tuple(gpus), statistics.median(abs(r.error) for r in points),
+                     statistics.median(abs(f / r.measured - 1) for f, r in zip(fit, points)),
+                     any(f != r.predicted for f, r in zip(fit, points)))
+
+
+def case_rows(results: Iterable, case_ids: Iterable[str]) -> list[dict]:
+    """Rows of a chapter's table of published measurements against the model: the system in words, not the case id.
+
+    Parameters
+    ----------
+    results : iterable of gpucomm.model.validation.Result
+        As :func:`gpucomm.model.validation.validate` returns them.
+    case_ids : iterable of str
+        Ids of :data:`gpucomm.model.validation.CASES` (rows of the bundled ``cases.csv``), in the table's order.
+
+    Returns
+    -------
+    list of dict
+        One per id: ``system``, ``GPUs``, ``path`` (from ``cases.csv``), ``measured`` and ``model`` (the case's metric in
+        its unit: busbw in GB/s or time in us, named in the keys) and ``model / measured``.
+
+    Raises
+    ------
+    GpucommError
+        If an id has no result, or ``cases.csv`` has no such row.
+    """
+    by_id = {r.case_id: r for r in results}
+    rows = []
+    for cid in case_ids:
+        if cid not in by_id:
+            raise GpucommError(f"no validation result for case {cid!r}")
+        r, row = by_id[cid], case(cid)
+        what = "busbw (GB/s)" if r.metric == "busbw" else "time (us)"
+        rows.append({"system": row["hardware"], "GPUs": int(row["n_gpus"]), "path": row["interconnect"],
+                     f"measured {what}": r.measured, f"model {what}": r.predicted,
+                     "model / measured": r.predicted / r.measured})
+    return rows
