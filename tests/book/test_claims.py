@@ -117,9 +117,18 @@ def test_pcie_staging_claim_stops_the_page(monkeypatch, fresh_model):
         run_page(BOOK / "pcie.md", monkeypatch)
 
 
+
+def test_nvswitch_nvls_claim_stops_the_page(monkeypatch, fresh_model):
+    """NVLS at 60 % of its fitted efficiency loses to the ring at 1 GiB: 'NVLS is faster than the ring' stops the page."""
+    run_page(BOOK / "nvswitch.md", monkeypatch)
+    scale_parameter(monkeypatch, vars(cal), "NVLS_EFFICIENCY", 0.6)
+    with pytest.raises(claims.ClaimError, match="NVLS is faster than the ring"):
+        run_page(BOOK / "nvswitch.md", monkeypatch)
+
+
 CASE_ID = re.compile(r"\b(?:case|sweep|point)s?\s+[CSP]\d{2}[a-z]?\b|\b[CSP]\d{2}t?(?:-[A-Za-z]+)?\b(?=[),;.:\s])")
 PLAIN_PAGES = ("tp_inference.md", "llama70b_tp4.md", "myths.md", "nvlink.md", "collectives.md", "nccl_algorithms.md",
-               "scale_out.md", "moe_all_to_all.md", "pcie.md")
+               "scale_out.md", "moe_all_to_all.md", "pcie.md", "nvswitch.md")
 """Chapters already checked for ids in their prose (the rest of the book follows as each is rewritten)."""
 
 
