@@ -126,9 +126,18 @@ def test_nvswitch_nvls_claim_stops_the_page(monkeypatch, fresh_model):
         run_page(BOOK / "nvswitch.md", monkeypatch)
 
 
+
+def test_training_network_claim_stops_the_page(monkeypatch, fresh_model):
+    """The network at a tenth of its fitted efficiency: EDR's DP all_reduce is no longer small next to the compute."""
+    run_page(BOOK / "training.md", monkeypatch)
+    scale_parameter(monkeypatch, vars(cal), "NET_EFFICIENCY", 0.1)
+    with pytest.raises(claims.ClaimError, match="EDR's DP all_reduce is still small"):
+        run_page(BOOK / "training.md", monkeypatch)
+
+
 CASE_ID = re.compile(r"\b(?:case|sweep|point)s?\s+[CSP]\d{2}[a-z]?\b|\b[CSP]\d{2}t?(?:-[A-Za-z]+)?\b(?=[),;.:\s])")
 PLAIN_PAGES = ("tp_inference.md", "llama70b_tp4.md", "myths.md", "nvlink.md", "collectives.md", "nccl_algorithms.md",
-               "scale_out.md", "moe_all_to_all.md", "pcie.md", "nvswitch.md")
+               "scale_out.md", "moe_all_to_all.md", "pcie.md", "nvswitch.md", "training.md")
 """Chapters already checked for ids in their prose (the rest of the book follows as each is rewritten)."""
 
 
