@@ -77,4 +77,4 @@ def test_json_and_text_show_the_terms_that_sum_to_the_time(capsys):
     assert sum(out["terms"].values()) == pytest.approx(out["time_s"], rel=1e-9)
     assert main(["cost", "all_reduce", "--link", "nvlink3", "--gpus", "4", "--size", "64MiB"]) == 0
     text = capsys.readouterr().out
-    assert "why this number" in text and "pipeline_fill" in text
+    assert "why this number" in text and "delivered_bandwidth" in text and "10-90 % band" in text

@@ -6,7 +6,7 @@ import pytest
 
 from gpucomm import GpucommError
 from gpucomm.model.collectives import busbw_bytes_per_s, busbw_factor
-from gpucomm.model.cost import PROTOCOL_STEP_DATA_BYTES, collective_cost, effective_bw_bytes_per_s, ring_steps
+from gpucomm.model.cost import collective_cost, effective_bw_bytes_per_s, ring_steps
 from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import LINKS, get_link
 from gpucomm.model.hardware.calibration import all_parameters
@@ -76,13 +76,14 @@ def test_busbw_is_not_the_articles_631_gbps():
 def test_ring_all_reduce_on_4xa100_nvlink_is_15_percent_fast_of_the_article_and_says_why():
     cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, fabric="nvlink3")
     terms = dict(cost.terms)
-    # The article measured 603 us. The model is about 15 % fast: PIPELINE_FILL_FRACTION was fitted to this point when
-    # the fill switched on whole at one step of a rank's share; the fill now grows with the share beyond its first
-    # step (cost_terms.ring_fill_s), and at 64 MiB on 4 GPUs x 24 channels a share is 1.33 steps, a third of the fill.
-    assert -0.17 < cost.time_s * 1e6 / MEASURED_NVLINK3_US - 1 < -0.13
-    share_steps = 64 * MiB / (4 * cost.num_channels) / PROTOCOL_STEP_DATA_BYTES["Simple"]
-    full_fill = terms["pipeline_fill"] / (share_steps - 1)
-    assert cost.time_s - terms["pipeline_fill"] + full_fill == pytest.approx(MEASURED_NVLINK3_US * 1e-6, rel=0.01)
+    # The article measured 603 us. The jointly calibrated model is about 15 % fast there (no parameter is fitted to this
+    # point; the ring pipeline fill once fitted on it was removed by the joint fit), and the measurement lies inside
+    # the model's 10-90 % band: within what the model misses on the points it was not fitted on
+    assert -0.23 < cost.time_s * 1e6 / MEASURED_NVLINK3_US - 1 < -0.16
+    assert "pipeline_fill" not in terms or terms["pipeline_fill"] == 0
+    # the article's 603 us is slower than the 10-90 % band of the model's NVLink 1-64 MiB errors: this one
+    # measurement is further off than nine in ten of the points the model is cross-validated on
+    assert cost.time_low_s < cost.time_s < cost.time_high_s < MEASURED_NVLINK3_US * 1e-6
     assert cost.time_s == pytest.approx(sum(terms.values()))
     assert cost.time_s == pytest.approx(cost.latency_s + cost.transfer_s + cost.launch_s)
     assert cost.busbw_bytes_per_s == pytest.approx(cost.algbw_bytes_per_s * 1.5)
@@ -102,7 +103,12 @@ def test_large_messages_approach_effective_bandwidth_and_small_ones_latency():
     # nccl-tests #123: 8 B ring all_reduce on 8 A100s, LL, one thread per GPU: ~21 us; one thread driving all 8: 33.7
     assert small.time_s * 1e6 == pytest.approx(21, rel=0.1)
     driven = collective_cost("all_reduce", 8, num_ranks=8, fabric="nvlink3", algorithm="ring", gpus_per_thread=8)
-    assert driven.time_s * 1e6 == pytest.approx(33.7, rel=0.02)
+    # the host thread's floor sets it: 8 x the floor per GPU, one value fitted jointly over every single-process run
+    # (this host's is below it: 33.7 us measured)
+    from gpucomm.model.hardware import calibration as cal
+
+    assert driven.time_s == pytest.approx(8 * cal.HOST_LAUNCH_PER_GPU_S.value)
+    assert driven.time_s * 1e6 == pytest.approx(33.7, rel=0.25)
 
 
 def test_time_grows_with_size_and_busbw_never_exceeds_effective_bandwidth():
@@ -154,7 +160,7 @@ def test_llama70b_tp4_example_message_size_and_count():
     assert nv.all_reduces_per_pass == 160
     # the article: 603 us x 160 = 96.48 ms and 11369 us x 160 = 1819.04 ms; the NVLink model is about 15 % fast of it
     # (see test_ring_all_reduce_on_4xa100_nvlink_is_15_percent_fast_of_the_article_and_says_why)
-    assert -0.17 < nv.comm_per_pass_s * 1e3 / 96.48 - 1 < -0.13
+    assert -0.23 < nv.comm_per_pass_s * 1e3 / 96.48 - 1 < -0.16
     assert pc.comm_per_pass_s * 1e3 == pytest.approx(1819.04, rel=0.25)
     assert math.isclose(nv.comm_per_pass_s, 160 * nv.per_all_reduce.time_s)
 
@@ -243,7 +249,9 @@ def test_bridged_pairs_collapse_to_pcie_when_the_ring_leaves_the_pair():
     # what the links deliver (NCCL plans the pair with 4 NVLinks x 12 GB/s on sm86, topo.h, but the transfer runs at
     # the bridge's rate): 56.25 GB/s x the NVLink ring efficiency 0.80 = 45 GB/s for the pair (case C01 measured
     # 47.5), the PCIe 4.0 P2P rate between pairs (31.5 GB/s x 0.65)
-    assert two.busbw_bytes_per_s / 1e9 == pytest.approx(56.25 * 0.80, rel=0.02)
+    from gpucomm.model.hardware import calibration as cal
+
+    assert two.busbw_bytes_per_s / 1e9 == pytest.approx(56.25 * cal.DEFAULT_NVLINK_RING_EFFICIENCY.value, rel=0.02)
     assert four.busbw_bytes_per_s == pytest.approx(effective_bw_bytes_per_s("pcie4"), rel=0.02)
     with pytest.raises(GpucommError, match="pcie link"):
         collective_cost("all_reduce", 2**20, num_ranks=4, fabric=make_fabric(bridge, topology="pairs", pcie_link="nvlink3"))
@@ -298,17 +306,20 @@ def test_rings_across_nodes_run_at_the_nodes_total_nic_bandwidth():
     from gpucomm.model.hardware import calibration as cal
     from gpucomm.model.hardware import get_network
 
-    nic = get_network("ib_ndr").bw_bytes_per_s * cal.NET_EFFICIENCY.value  # 50 GB/s x 0.9
-    nvlink = effective_bw_bytes_per_s("nvlink4")  # 369 GB/s, just above 8 NICs' 360
+    nic = get_network("ib_ndr").bw_bytes_per_s * cal.NET_EFFICIENCY.value  # 50 GB/s x the fitted efficiency
+    nvlink = effective_bw_bytes_per_s("nvlink4")  # near 8 NICs' rate: the slower of the two sets the pace
     for collective in ("all_gather", "reduce_scatter", "broadcast", "reduce"):
         cost = collective_cost(collective, 64 * 2**30, num_ranks=16, fabric=NDR)
         # one ring per NIC, each with 1/8 of the data: the 8 NICs together carry one ring's traffic
-        assert cost.algorithm == "ring" and cost.busbw_bytes_per_s == pytest.approx(8 * nic, rel=0.02), collective
+        # (NCCL's graph quantises the inter-node channel rate, so within 5 % of the NICs' total)
+        assert cost.algorithm == "ring" and cost.busbw_bytes_per_s == pytest.approx(8 * nic, rel=0.05), collective
     # 4 NICs per node: half of it; the NVLink inside stays the limit when the NICs are faster
     assert collective_cost("all_gather", 64 * 2**30, num_ranks=16, fabric=NDR.replace(nics_per_node=4)).busbw_bytes_per_s == \
-        pytest.approx(4 * nic, rel=0.02)
+        pytest.approx(4 * nic, rel=0.05)
     xdr = collective_cost("all_gather", 64 * 2**30, num_ranks=16, fabric=make_fabric("nvlink4", num_nodes=2, network="ib_xdr"))
-    assert xdr.busbw_bytes_per_s == pytest.approx(nvlink, rel=0.05)
+    # with 8 XDR NICs (8 x 100 GB/s) the node's NVLink is the limit: its delivered rate, as NCCL's graph plans it
+    # (within 6 %)
+    assert xdr.busbw_bytes_per_s == pytest.approx(nvlink, rel=0.06)
     # all_to_all: half of each buffer stays in the node, half crosses the network
     a2a = collective_cost("all_to_all", 8 * 2**30, num_ranks=16, fabric=NDR)
     assert a2a.transfer_s == pytest.approx(8 * 2**30 * 8 / 16 / nic, rel=1e-9)
@@ -389,16 +400,17 @@ def test_sync_launch_charges_the_host_dispatch_and_no_host_floor():
 
 
 def test_ll_overlap_is_what_the_h200_nccl_2_30_sweep_chose(monkeypatch):
-    # the 8x H200 NCCL 2.30.7 back-to-back sweep below 1 MiB (S16, in-sample for this choice of form): NCCL's additive
-    # estimate (the fastest pair without the overlap) is 26-58 % slow there (cost.CUT_THROUGH_PROTOCOLS says so), the
-    # overlap within 12 %
+    # the 8x H200 NCCL 2.30.7 back-to-back sweep below 1 MiB (S16, the sweep this choice of form was made on): without the
+    # overlap the model is 45-80 % slow there (cost.CUT_THROUGH_PROTOCOLS says so), with it 20-28 % (leave-one-out:
+    # the NVLink latency scale, one for every generation, is fitted above what Hopper alone would take)
     import gpucomm.model.cost as cost_module
     from gpucomm.model.validation import validate
 
     def errors():
         return [r.error for r in validate() if r.sweep == "S16" and r.msg_bytes < 2**20]
 
-    assert all(abs(e) < 0.12 for e in errors())
+    overlapped = errors()
+    assert all(abs(e) < 0.30 for e in overlapped)
     monkeypatch.setattr(cost_module, "CUT_THROUGH_PROTOCOLS", ())
     additive = errors()
-    assert 0.26 <= min(additive) and max(additive) <= 0.58
+    assert all(a > o + 0.1 for a, o in zip(additive, overlapped)) and max(additive) > 0.6

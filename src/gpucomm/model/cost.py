@@ -16,8 +16,8 @@ parameter of :mod:`gpucomm.model.hardware.calibration` with its data:
 - the bandwidth the links deliver (nominal x measured efficiency) instead of NCCL's quantised plan
   (:func:`_delivered_bw_ratio`), with NCCL's protocol factors and caps kept;
 - the channels NCCL runs at this size (:func:`~gpucomm.model.nccl_tuner.channels_and_threads`), and the pipeline
-  fill of a ring (:data:`~gpucomm.model.hardware.calibration.PIPELINE_FILL_FRACTION`) or of NVLS
-  (:data:`~gpucomm.model.hardware.calibration.NVLS_PIPELINE_FILL_CHUNKS`);
+  fill of NVLS (:data:`~gpucomm.model.hardware.calibration.NVLS_PIPELINE_FILL_CHUNKS`; the joint fit put a ring's
+  fill at zero, so the ring has none);
 - a ring's LL steps move their data while their latency elapses (:data:`CUT_THROUGH_PROTOCOLS`): only the transfer
   beyond the steps' latency adds;
 - one host thread driving several GPUs sets a floor on back-to-back eager calls (``gpus_per_thread``,
@@ -94,8 +94,6 @@ LAUNCH_MODES = ("eager", "graph", "sync")
 ``graph`` (captured in a CUDA graph) or ``sync`` (one torch.distributed call at a time, timed from before the host
 dispatches it); :data:`~gpucomm.model.hardware.calibration.LAUNCH_S` gives the term."""
 
-PROTOCOL_STEP_DATA_BYTES = ct.PROTOCOL_STEP_DATA_BYTES
-"""Data bytes of one step of each protocol's buffer (:data:`gpucomm.model.cost_terms.PROTOCOL_STEP_DATA_BYTES`)."""
 
 MAX_MSG_BYTES = 1 << 50  # 1 PiB: anything larger is a typo, not a collective
 
@@ -142,7 +140,7 @@ def effective_bw_bytes_per_s(link: str | Link, *, p2p: bool = True) -> float:
     Examples
     --------
     >>> effective_bw_bytes_per_s("nvlink3") / 1e9
-    234.0
+    226.14
     """
     fabric = make_fabric(link, p2p=p2p)  # refuses p2p=False on a link that is not PCIe
     return delivered_bw_bytes_per_s(fabric.link, p2p=p2p)
@@ -265,6 +263,11 @@ class CollectiveCost:
     two differ the answer is the model's best pair, and NCCL's own is kept here."""
     nccl_protocol: str = ""
     """The protocol of NCCL's own pick (see :attr:`nccl_algorithm`)."""
+    time_low_s: float = 0.0
+    """The low end of the 10-90 % prediction band of ``time_s``: measured times fall below it for a tenth of the
+    cross-validated points of this transport and size band (:func:`~gpucomm.model.hardware.calibration.prediction_band`)."""
+    time_high_s: float = 0.0
+    """The high end of the 10-90 % prediction band: measured times exceed it for a tenth of those points."""
 
     def as_dict(self) -> dict:
         """A plain dict, with GB/s keys added for people (1 GB/s = 1e9 B/s).
@@ -280,6 +283,30 @@ class CollectiveCost:
         out["algbw_gb_per_s"] = self.algbw_bytes_per_s / 1e9
         out["busbw_gb_per_s"] = self.busbw_bytes_per_s / 1e9
         return out
+
+
+def band_transport(fabric: Fabric) -> str:
+    """The transport class whose cross-validated errors give a fabric's prediction band
+    (:data:`~gpucomm.model.hardware.calibration.TRANSPORTS`): ``network`` across nodes, ``nvlink`` for NVLink (switch,
+    mesh or bridge), else ``pcie``.
+
+    Parameters
+    ----------
+    fabric : Fabric
+        How the GPUs connect.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> band_transport(make_fabric("pcie5")), band_transport(make_fabric("nvlink4", num_nodes=2, network="ib_ndr"))
+    ('pcie', 'network')
+    """
+    if fabric.num_nodes > 1:
+        return "network"
+    return "nvlink" if fabric.link.kind == "nvlink" else "pcie"
 
 
 def _check_msg_bytes(msg_bytes) -> int:
@@ -596,8 +623,8 @@ def _nccl_terms(collective: str, size: int, n: int, fabric: Fabric, plan: tuple,
     transport (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`); the bandwidth the links deliver
     rather than the one NCCL plans with (:func:`_delivered_bw_ratio`, the one place the delivered-bandwidth
     efficiency enters NCCL's estimate); for Ring and Tree the channels NCCL runs at this size, where the estimate
-    assumed all (:func:`~gpucomm.model.cost_terms.continuous_channels`); the pipeline fill of a ring
-    (:func:`~gpucomm.model.cost_terms.ring_fill_s`) or of NVLS (:func:`~gpucomm.model.cost_terms.nvls_fill_s`); and
+    assumed all (:func:`~gpucomm.model.cost_terms.continuous_channels`); the pipeline fill of NVLS
+    (:func:`~gpucomm.model.cost_terms.nvls_fill_s`; the joint fit gives a ring's none); and
     for a ring's LL steps, the transfer that overlaps their latency (:data:`CUT_THROUGH_PROTOCOLS`)."""
     comm, table, _, ratios = plan
     a, p = algorithm, protocol
@@ -610,10 +637,7 @@ def _nccl_terms(collective: str, size: int, n: int, fabric: Fabric, plan: tuple,
     if a in ("ring", "tree"):
         cont_channels = ct.continuous_channels(comm, table, a, p, size)
         ramp = delivered * (comm.num_channels / cont_channels - 1)
-    if a == "ring":
-        bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / comm.num_channels
-        fill = ct.ring_fill_s(size, n, cont_channels, p, bw_per_channel)
-    elif a in ("nvls", "nvls_tree"):
+    if a in ("nvls", "nvls_tree"):
         bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / channels
         fill = ct.nvls_fill_s(size, channels, bw_per_channel)
     cut = 0.0
@@ -760,16 +784,18 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     Examples
     --------
     Llama-3-70B TP=4 activation (64 MiB) on 4x A100 NVLink: 603 us measured with nccl-tests in Baobao
-    Algorithm Notes' article (:func:`gpucomm.model.measurements.llama70b_tp4_4xa100`); the model is 15 % fast
-    there (a rank's share of a channel is 1.33 steps, so a third of the ring's pipeline fill,
-    :func:`gpucomm.model.cost_terms.ring_fill_s`). ``terms`` says where the time goes.
+    Algorithm Notes' article (:func:`gpucomm.model.measurements.llama70b_tp4_4xa100`); the jointly calibrated model
+    is 20 % fast there, beyond its 10-90 % band (no parameter is fitted to that point). ``terms`` says where the time
+    goes; ``time_low_s`` and ``time_high_s`` the band.
 
     >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, fabric="nvlink3")
     >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
-    (511, 'ring', 'Simple')
+    (484, 'ring', 'Simple')
     >>> {name: round(s * 1e6, 1) for name, s in cost.terms if s}  # doctest: +NORMALIZE_WHITESPACE
-    {'nccl_latency': 28.8, 'nccl_bandwidth': 419.4, 'transport_latency': 1.7, 'delivered_bandwidth': 10.8,
-     'pipeline_fill': 46.8, 'launch': 3.5}
+    {'nccl_latency': 28.8, 'nccl_bandwidth': 419.4, 'transport_latency': 6.5, 'delivered_bandwidth': 25.7,
+     'launch': 3.5}
+    >>> round(cost.time_low_s * 1e6), round(cost.time_high_s * 1e6)
+    (475, 542)
     """
     check_collective(collective)
     n = check_num_ranks(num_ranks, maximum=100_000)
@@ -851,6 +877,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     transfer_s = sum(terms.get(k, 0.0) for k in TRANSFER_TERMS)
     algbw = size / time_s
     factor = busbw_factor(collective, n)
+    low, high = cal.prediction_band(band_transport(fabric), size)
     return CollectiveCost(
         collective=collective, algorithm=algo, protocol=proto, link=fabric.link.key, p2p=fabric.p2p, num_ranks=n,
         msg_bytes=size, time_s=time_s, latency_s=latency_s, transfer_s=transfer_s, bus_bytes=size * factor,
@@ -859,6 +886,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         nccl_version=".".join(map(str, nccl_version)) if uses_nccl else "", nccl_time_s=nccl_time,
         num_channels=channels, alternatives=alternatives, note=note, terms=tuple(terms.items()),
         nccl_algorithm=nccl_pick[0], nccl_protocol=nccl_pick[1],
+        time_low_s=time_s * low, time_high_s=time_s * high,
     )
 
 
@@ -890,7 +918,7 @@ def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, fabric: Fabric | str | 
     Examples
     --------
     >>> round(all_reduce_time_s(64 * 2**20, 4, fabric=make_fabric("pcie4", p2p=False)) * 1e3, 1)
-    10.0
+    9.3
     """
     return collective_cost("all_reduce", msg_bytes, num_ranks=num_ranks, fabric=fabric, algorithm=algorithm,
                            protocol=protocol).time_s

@@ -14,7 +14,8 @@ continuous in it (one byte more never moves it by a step) and returns seconds:
 ``delivered_bandwidth``      the links deliver nominal x measured efficiency, not the bandwidth NCCL plans with
 ``channel_ramp``             a small message runs on fewer channels than NCCL's estimate assumes
                              (:func:`continuous_channels`)
-``pipeline_fill``            a ring's first chunk, or NVLS's first chunks, cross the hops before every stage is busy
+``pipeline_fill``            NVLS's first chunks go up to the switch and back before every stage is busy (a
+                             ring's fill was fitted to zero by the joint calibration, and removed)
 ``cut_through``              LL's ring steps move their data while their latency elapses (negative)
 ``launch``                   the host's launch of one call (:data:`~gpucomm.model.hardware.calibration.LAUNCH_S`)
 ``host_floor``               what one host thread driving several GPUs adds above the GPUs' time
@@ -37,15 +38,8 @@ import math
 from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.hardware import calibration as cal
 
-__all__ = ["PROTOCOL_STEP_DATA_BYTES", "tree_correction_factor", "nccl_latency_s", "nccl_bandwidth_s", "continuous_channels", "ring_fill_s",
+__all__ = ["tree_correction_factor", "nccl_latency_s", "nccl_bandwidth_s", "continuous_channels",
            "nvls_fill_s", "host_floor_s"]
-
-PROTOCOL_STEP_DATA_BYTES = {"LL": 8 * 512 * 8 * 16 // 8 // 2, "LL128": 120 * 640 * 8 * 8 // 8 * 120 // 128,
-                            "Simple": (1 << 22) // 8}
-"""Data bytes of one step of each protocol's buffer: the buffer divided by ``NCCL_STEPS`` (8), data only.
-LL: ``NCCL_LL_LINES_PER_THREAD`` 8 x ``NCCL_LL_MAX_NTHREADS`` 512 x 8 steps x 16-byte lines, half of them flags;
-LL128: ``NCCL_LL128_ELEMS_PER_THREAD`` 120 x ``NCCL_LL128_MAX_NTHREADS`` 640 x 8 steps x 8 bytes, 120 of 128 data;
-Simple: ``DEFAULT_BUFFSIZE`` 4 MiB (``src/include/device.h`` and ``src/init.cc`` at NCCL v2.30.7-1)."""
 
 
 def tree_correction_factor(protocol: str, nccl_bytes: float, *, last_index: int = 22) -> float:
@@ -171,38 +165,6 @@ def continuous_channels(comm: nt.Comm, table: nt.TunerTable, algorithm: str, pro
     """
     per_channel = table.max_threads[(algorithm, protocol)] * table.thread_thresholds[(algorithm, protocol)]
     return min(float(comm.num_channels), max(1.0, nccl_bytes / per_channel))
-
-
-def ring_fill_s(nccl_bytes: float, num_ranks: int, channels: float, protocol: str, bw_per_channel: float) -> float:
-    """Ring pipeline fill, in s: the first chunk crosses the ring's n-1 hops before every GPU of it is busy.
-
-    A chunk is one step of the protocol's buffer (:data:`PROTOCOL_STEP_DATA_BYTES`: Simple
-    512 KiB) or, when a rank's share of a channel is smaller, that whole share; the fill is
-    :data:`~gpucomm.model.hardware.calibration.PIPELINE_FILL_FRACTION` of the chunk's time per hop at the channel's
-    bandwidth. It grows with the share up to one step and stays there: continuous, never falling as size grows.
-
-    Parameters
-    ----------
-    nccl_bytes : float
-        NCCL's byte count, >= 0.
-    num_ranks : int
-        Ranks in the ring, >= 2.
-    channels : float
-        Channels in use (:func:`continuous_channels`), >= 1.
-    protocol : str
-        The protocol (its step size).
-    bw_per_channel : float
-        Delivered bandwidth of one channel, bytes/s.
-
-    Returns
-    -------
-    float
-        Seconds.
-    """
-    step = PROTOCOL_STEP_DATA_BYTES[protocol]
-    share = nccl_bytes / (channels * num_ranks)
-    waiting = min(max(share - step, 0.0), step)
-    return cal.PIPELINE_FILL_FRACTION.value * (num_ranks - 1) * waiting / bw_per_channel
 
 
 def nvls_fill_s(nccl_bytes: float, channels: int, bw_per_channel: float) -> float:

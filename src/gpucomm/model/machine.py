@@ -17,7 +17,6 @@ from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.fabric import Fabric, make_fabric
 from gpucomm.model.hardware import get_gpu
-from gpucomm.model.validation import SMALL_MESSAGE_MAX_BYTES, TARGETS
 
 __all__ = ["ACROSS_SOCKETS", "inter_socket_key", "machine_fabric", "model_band"]
 
@@ -147,10 +146,11 @@ def machine_fabric(gpus: Sequence[str], pair_kinds: Mapping[str, str] | None, p2
 def model_band(sizes: Sequence[int], num_ranks: int, fabric: Fabric) -> list[dict]:
     """The model's all_reduce busbw at each size, with the band a healthy node falls in.
 
-    The band is the project's acceptance figures for the model against published measurements
-    (:data:`gpucomm.model.validation.TARGETS`): up to 64 KiB (latency-bound,
-    :data:`~gpucomm.model.validation.SMALL_MESSAGE_MAX_BYTES`) within a factor of 2 of the model's
-    time; above, within 15 % of the model's busbw on NVLink, 40 % on PCIe.
+    The band is the model's 10-90 % prediction band (:attr:`~gpucomm.model.cost.CollectiveCost.time_low_s`,
+    :attr:`~gpucomm.model.cost.CollectiveCost.time_high_s`): the spread of its leave-one-out errors against the bundled
+    published measurements of that transport and size band
+    (:func:`~gpucomm.model.hardware.calibration.prediction_band`), so a tenth of healthy measured nodes fall below it
+    and a tenth above.
 
     Parameters
     ----------
@@ -176,18 +176,14 @@ def model_band(sizes: Sequence[int], num_ranks: int, fabric: Fabric) -> list[dic
     --------
     >>> band = model_band([2**30], 8, make_fabric("nvlink4", gpu="h100_sxm5"))
     >>> round(band[0]["low"] / band[0]["busbw_bytes_per_s"], 2)
-    0.85
+    0.89
     """
-    large = TARGETS["nvlink_large" if fabric.link.kind == "nvlink" else "pcie_large"][1]
-    small = TARGETS["small_latency"][1]
     out = []
     for size in sizes:
         cost = collective_cost("all_reduce", size, num_ranks=num_ranks, fabric=fabric)
         busbw = cost.busbw_bytes_per_s
-        if size <= SMALL_MESSAGE_MAX_BYTES:
-            lo, hi = busbw / small, busbw * small
-        else:
-            lo, hi = busbw * (1 - large), busbw * (1 + large)
+        # busbw is inversely proportional to the time: the band's slow end is its low busbw
+        lo, hi = busbw * cost.time_s / cost.time_high_s, busbw * cost.time_s / cost.time_low_s
         out.append({"msg_bytes": size, "time_s": cost.time_s, "busbw_bytes_per_s": busbw, "low": lo, "high": hi,
                     "algorithm": cost.algorithm, "protocol": cost.protocol})
     return out

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpucomm.model.collectives import busbw_factor
-from gpucomm.model.cost import collective_cost
+from gpucomm.model.cost import band_transport, collective_cost
 from gpucomm.model.fabric import Fabric, make_fabric, system_fabric
 from gpucomm.model.hardware import get_inter_socket_link
+from gpucomm.model.hardware.calibration import SIZE_BANDS, leave_one_out_folds, prediction_band, using
 from gpucomm.model.hardware.gpus import bridge_link
 from gpucomm.model.measurements import case, llama70b_tp4_4xa100, read_bundled_csv
-from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION
+from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION, comm_and_table, parse_nccl_version
 from gpucomm.model.units import format_size
 
 GROUPS = ("nvlink_large", "pcie_large", "network_large", "small_latency")
@@ -40,8 +41,9 @@ ISSUE_TARGETS = {"nvlink_large": ("error", 0.10), "pcie_large": ("error", 0.30),
 """The model issue's tighter figures, which :func:`targets` reports: |error| below 10 % for large messages on
 NVLink/NVSwitch, below 30 % on PCIe, within a factor of 1.5 for messages up to 64 KiB."""
 
-BANDS = (("< 1 MiB", 0, 2**20), ("1-64 MiB", 2**20, 64 * 2**20), (">= 64 MiB", 64 * 2**20, float("inf")))
-"""Size bands of :func:`sweep_bands`: (name, lowest bytes, bytes above the band)."""
+BANDS = SIZE_BANDS
+"""Size bands of :func:`sweep_bands` and :func:`accuracy`: (name, lowest bytes, bytes above the band), those of the
+prediction band (:data:`~gpucomm.model.hardware.calibration.SIZE_BANDS`)."""
 
 SWEEP_TARGETS = {"within": 0.15, "share_within": 0.80, "median": 0.08, "band_median": 0.12, "min_busbw_gb_per_s": 1.0}
 """The model issue's figures for out-of-sample sweep points with busbw >= 1 GB/s: at least 80 % of them within
@@ -78,15 +80,13 @@ class Case:
 
 
 _T123 = ("nccl-tests issue #123's rerun with one thread per GPU (-t 8, NCCL_ALGO=Ring, NCCL_MAX_NCHANNELS=1, the "
-         "protocol forced; the poster's table, '~' values): the NVLink 3 latency scale is fitted on these three "
-         "times (calibration.TUNER_LATENCY_SCALE['nvlink3'])")
+         "protocol forced; the poster's table, '~' values): NCCL's latency x the NVLink latency scale, without the host "
+         "thread's floor")
 
 CASES = (
-    Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", make_fabric("nvlink3"), in_sample=True,
-         why="the NVLink 3 ring efficiency (the bandwidth the links deliver) is taken from this measurement"),
+    Case("C04", "nvlink_large", "busbw", "DGX A100, 4 GPUs, 8 GiB", make_fabric("nvlink3")),
     Case("C17", "nvlink_large", "busbw", "Azure ND A100 v4, 8 GPUs, 8 GiB", make_fabric("nvlink3"), msg_bytes=8 * 2**30),
-    Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", make_fabric("nvlink4"), in_sample=True,
-         why="the NVLink 4 ring efficiency is taken from this measurement"),
+    Case("C06", "nvlink_large", "busbw", "DGX H100, 4 GPUs, 8 GiB", make_fabric("nvlink4")),
     Case("C11", "nvlink_large", "busbw", "8x H100, ring, 4 GiB", make_fabric("nvlink4"), algorithm="ring", measured=367.5),
     *(Case(f"C11n{n}", "nvlink_large", "busbw", f"{n}x H100, NVLS, 2-4 GiB", make_fabric("nvlink4"), algorithm="nvls",
            measured=busbw, num_ranks=n, msg_bytes=4 * 2**30, row="C11", nccl_version="2.21.5",
@@ -94,7 +94,7 @@ CASES = (
                "(2.21.5 here): 2.28 changed it, and 2.30.7's gives 299 GB/s for 5 GPUs")
       for n, busbw in ((5, 420), (6, 440), (7, 460))),
     Case("C10", "nvlink_large", "busbw", "8x H100, NVLS (maintainer's figure)", make_fabric("nvlink4"), msg_bytes=16 * 2**30,
-         in_sample=True, why="the NVLS efficiency (the bandwidth NVLS delivers) is taken from this figure"),
+         why="the NCCL maintainer's rounded figure (about 275 GB/s algbw)"),
     Case("C13", "nvlink_large", "busbw", "8x H200, NVLS, 16 GiB", make_fabric("nvlink4")),
     Case("C14", "nvlink_large", "busbw", "8x H200, NVLS, 8 GiB", make_fabric("nvlink4")),
     Case("C01", "nvlink_large", "busbw", "2x A40 with NVLink bridge, 8 GiB", make_fabric(bridge_link("a40")),
@@ -109,9 +109,9 @@ CASES = (
                    "only partially making contact' (issue #557). The run reached 41 % of the two links' rate, close to "
                    "what one of them would deliver"),
     Case("C08", "nvlink_large", "busbw", "2 nodes x 8 H100, 8x 200 Gb/s per node, 8 GiB",
-         make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g"), in_sample=True, why="network efficiency is this measurement"),
+         make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g")),
     Case("C07", "pcie_large", "busbw", "DGX H100, 4 GPUs, P2P off, PCIe 5.0, 1 GiB", make_fabric("pcie5", p2p=False),
-         in_sample=True, why="host-staged efficiency is taken from this measurement"),
+         why="24.0 GB/s at 1 GiB falling to 20.0 GB/s at 8 GiB on the same host"),
     Case("C39", "pcie_large", "time", "4 GPUs, P2P off, PCIe 4.0, 64 MiB (Llama-3-70B article)",
          make_fabric("pcie4", p2p=False),
          measured=llama70b_tp4_4xa100()["all_reduce_pcie4_no_p2p_s"].value * 1e6),
@@ -133,7 +133,9 @@ CASES = (
     Case("P02", "pcie_large", "busbw", "7 GPUs (RTX PRO 6000, RTX 5090), P2P, dual EPYC Turin, 4 GiB",
          make_fabric("pcie5", inter_socket="xgmi_zen5"), why="as P01"),
     Case("P03", "pcie_large", "busbw", "2x RTX 2080 Ti, PIX, no P2P (GeForce), PCIe 3.0, 1 GiB",
-         make_fabric("pcie3", p2p=False)),
+         make_fabric("pcie3", p2p=False),
+         why="one host-staged efficiency serves every host: this PCIe 3.0 host's staged copies deliver less of its "
+             "link than the PCIe 4.0 and 5.0 hosts the fit also holds"),
     Case("P04", "pcie_large", "busbw", "8x RTX 5090, no P2P (stock driver), dual Xeon 8480+, 1-8 GiB",
          make_fabric("pcie5", p2p=False),
          why="P2P assumed off, as with any stock GeForce driver (https://github.com/aikitoria/open-gpu-kernel-modules "
@@ -144,37 +146,36 @@ CASES = (
          why="the model gives the same staged rate for 4 and 8 GPUs; the host gives 4 GPUs more (fewer flows through "
              "host memory, or all 4 on one socket: the issue does not say which)"),
     Case("P06", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 3 PCIe 5.0 switches, one CPU", make_fabric("pcie5"),
-         in_sample=True, why="the PCIe P2P efficiency is taken from this measurement (NCCL_MIN_NCHANNELS=8 on this host)"),
+         why="NCCL_MIN_NCHANNELS=8 on this host"),
     Case("P07", "pcie_large", "busbw", "8x RTX PRO 6000, P2P, 4 PCIe 5.0 switches, one CPU", make_fabric("pcie5")),
     Case("M01", "network_large", "busbw", "all_gather, 2 nodes x 8 B200, 8x 400 Gb/s RoCE, 8 GiB",
          make_fabric("nvlink5", num_nodes=2, network="eth_400g"), collective="all_gather"),
     Case("M02", "network_large", "busbw", "all_gather, 2 nodes x 8 H100, 8x 200 Gb/s TCPXO, 8 GiB",
          make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g"), collective="all_gather",
-         why="same platform as C08, whose all_reduce the network efficiency was fitted on"),
+         why="same platform as C08"),
     Case("M03", "network_large", "busbw", "all_gather, 2 nodes x 8 H100, 4x 200 Gb/s TCPX, 8 GiB",
          make_fabric("nvlink4", num_nodes=2, network="eth_200g", nics_per_node=4), collective="all_gather",
          why="GPUDirect-TCPX, the first generation of Google's TCP transport: it reaches about half of what the "
-             "network efficiency (fitted on its successor TCPXO, C08) gives"),
+             "network efficiency gives on its successor TCPXO (C08, M02)"),
     Case("C22", "small_latency", "time", "DGX A100, 8 GPUs, ring, 8 B", make_fabric("nvlink3"), algorithm="ring",
-         gpus_per_thread=8, in_sample=True,
-         why="one process drives the 8 GPUs (-g 8): the host thread's launch cost per GPU is fitted on this case's "
-             "sweep over 2..8 GPUs (calibration.HOST_LAUNCH_PER_GPU_S)"),
+         gpus_per_thread=8,
+         why="one process drives the 8 GPUs (-g 8): the host thread's launch cost per GPU sets the time "
+             "(calibration.HOST_LAUNCH_PER_GPU_S)"),
     *(Case(f"C22t-{proto}", "small_latency", "time", f"DGX A100, 8 GPUs, ring, {proto}, one thread per GPU, 8 B",
            make_fabric("nvlink3"), measured=measured, msg_bytes=8, num_ranks=8, row="C22", algorithm="ring",
-           protocol=proto, in_sample=True, why=_T123)
+           protocol=proto, why=_T123)
       for proto, measured in (("LL", 21.0), ("LL128", 32.0), ("Simple", 84.0))),
     Case("C41", "small_latency", "time", "4x V100 behind a PCIe switch, P2P, 4 KiB", make_fabric("pcie3"),
          why="NCCL's own PCI step latency (the NVLink latency scale is not applied to PCIe)"),
     Case("C26", "small_latency", "time", "8x RTX 4090, PCIe, no P2P, 8 B", make_fabric("pcie4", p2p=False),
-         gpus_per_thread=8, in_sample=True, why="the host-memory latency scale is fitted on this case"),
+         gpus_per_thread=8, why="one process drives the 8 GPUs (-g 8)"),
     Case("C29", "small_latency", "time", "2x DGX Spark over one 200 Gb/s RoCE link, 8 KiB",
          make_fabric("nvlink5", num_nodes=2, network="eth_200g"),
-         why="RoCE's latency scale is fitted on 2 nodes of 8x A100 (sweep S14); this pair of DGX Spark over one "
-             "RoCE link, one GPU per node, is 1.25x slower at 8 KiB than it gives"),
+         why="one GPU per node over one RoCE link; RoCE's latency scale is shared with 2 nodes of 8x A100 (S14)"),
     Case("P01s", "small_latency", "time", "8x RTX 5090, PCIe 5.0 P2P, 8 B", make_fabric("pcie5"), measured=25.47,
          msg_bytes=8, gpus_per_thread=8,
          why="one process drives the 8 GPUs (-g 8); its host (EPYC Turin) launches faster than the DGX A100's the "
-             "floor per GPU is fitted on"),
+             "hosts that set the floor per GPU"),
     Case("C08s", "small_latency", "time", "2 nodes x 8 H100 over GPUDirect-TCPXO, 8 B",
          make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g"), measured=123.5, msg_bytes=8, num_ranks=16,
          in_sample=True, why="TCPXO moves data through a host-side TCP stack: its per-step latency is fitted on this "
@@ -202,11 +203,30 @@ class Result:
     """Measured busbw of the point, GB/s (the sweeps' filter: points below 1 GB/s are left out of the targets)."""
     counted: bool = True
     """False for a point of a disturbed run (:attr:`Sweep.disturbed`): shown, left out of summaries and targets."""
+    fit_predicted: float = 0.0
+    """The in-sample prediction: with the parameters of the joint fit over every sweep and case, this one included
+    (:attr:`predicted` is the leave-one-out one, refitted without this point's sweep or case)."""
+    unit: str = ""
+    """What leave-one-out leaves out with this point: its sweep, or its case (cases of one ``cases.csv`` row together)."""
+    transport: str = ""
+    """``nvlink``, ``pcie`` or ``network`` (:func:`~gpucomm.model.cost.band_transport`)."""
+    generation: str = ""
+    """The GPUs' architecture (``Ampere``, ``Hopper``, ...), from the compute capability the model runs NCCL's tuner with."""
 
     @property
     def error(self) -> float:
         """Relative error of the prediction, (predicted - measured) / measured."""
         return self.predicted / self.measured - 1
+
+    @property
+    def fit_error(self) -> float:
+        """Relative error of the in-sample prediction, (fit_predicted - measured) / measured."""
+        return self.fit_predicted / self.measured - 1
+
+    @property
+    def time_ratio(self) -> float:
+        """Measured / predicted (leave-one-out) time: for a busbw, predicted / measured busbw."""
+        return self.predicted / self.measured if self.metric == "busbw" else self.measured / self.predicted
 
     @property
     def factor(self) -> float:
@@ -234,7 +254,8 @@ def _predict(c: Case) -> Result:
         measured = c.measured if c.measured is not None else float(row["time_us"])
         predicted = cost.time_s * 1e6
     return Result(c.case_id, c.group, c.label, c.metric, measured, predicted, cost.algorithm, c.in_sample,
-                  c.disturbed or c.why, msg_bytes=size, counted=not c.disturbed)
+                  c.disturbed or c.why, msg_bytes=size, counted=not c.disturbed, fit_predicted=predicted,
+                  unit=case_unit(c), transport=band_transport(c.fabric), generation=generation(c.fabric, n, version))
 
 
 @dataclass(frozen=True)
@@ -243,8 +264,9 @@ class Sweep:
 
     ``source`` is a bundled CSV (``bytes``, ``n_gpus``, ``busbw_GBps`` columns) or ``nccl_logs/<ID>.txt``, whose
     in-place rows :mod:`gpucomm.measure`'s parser wrote into :data:`LOG_SWEEPS_CSV` (the model layer cannot import
-    the parser; a test checks the CSV against the logs). Sizes from ``min_bytes`` are compared; sizes below
-    ``fitted_below_bytes`` were used to fit a parameter and are in-sample (0: the whole sweep is out of sample).
+    the parser; a test checks the CSV against the logs). Sizes from ``min_bytes`` are compared. Every counted sweep is
+    in the joint fit (:mod:`gpucomm.model.calibrate`); :func:`validate` predicts it with the parameters refitted
+    without it.
     """
 
     sweep_id: str
@@ -255,9 +277,6 @@ class Sweep:
     collective: str = "all_reduce"
     algorithm: str = "auto"
     min_bytes: int = 0
-    fitted_below_bytes: int = 0
-    fitted_sizes: tuple = ()  # single sizes a parameter was taken from (in-sample), beyond fitted_below_bytes
-    fitted_why: str = ""
     why: str = ""  # what is uncertain about the system or the model inputs
     disturbed: str = ""  # non-empty: why the run does not show NCCL's behaviour; reported, left out of the targets
     gpus_per_thread: int = 1  # GPUs one process drove (nccl-tests -g N: N; mpirun/torchrun: 1)
@@ -290,9 +309,6 @@ SWEEPS = (
           launch="sync"),
     Sweep("S16", "8x H200 SXM (NVSwitch), torch.distributed all_reduce back to back, NCCL 2.30.7",
           "mleng_8xH200_nccl2307_allreduce.csv", system_fabric("dgx_h200"), "2.30.7", min_bytes=32 * 2**10,
-          fitted_below_bytes=2**20,
-          fitted_why="the LL overlap (cost.CUT_THROUGH_PROTOCOLS, a choice of form, no parameter) was chosen on this "
-                     "sweep below 1 MiB, where NCCL's additive estimate was 53-61 % slow",
           why="ml-engineering's later timing queues up to 10 back-to-back calls behind ~2 ms of GPU work and divides "
               "the elapsed time by the calls, one process per GPU; the same node's nccl-tests run (bundled beside "
               "it) agrees within 2 %, 3-7 % lower from 1 to 16 MiB"),
@@ -304,8 +320,7 @@ SWEEPS = (
               "the sweep sits at 690-740 GB/s and jumps to 839 at 8 GiB, which no single algorithm of the model does",
           launch="sync"),
     Sweep("S01", "2 nodes x 8 H100 SXM (HGX), 8x 400 Gb/s InfiniBand", "nccl_logs/S01.txt",
-          system_fabric("dgx_h100", num_nodes=2), "2.26.2", fitted_below_bytes=2**20,
-          fitted_why="the network latency scale (TUNER_LATENCY_SCALE['net']) is fitted on this sweep below 1 MiB",
+          system_fabric("dgx_h100", num_nodes=2), "2.26.2",
           why="Dell XE9680 (HGX H100, 8 ConnectX-7 NDR per node): the DGX H100 entry of the catalog, same GPUs, "
               "NVSwitch and NICs"),
     Sweep("S02", "4 nodes x 8 H100 SXM (VMs), 8x 400 Gb/s InfiniBand", "nccl_logs/S02.txt",
@@ -320,19 +335,17 @@ SWEEPS = (
                     "at 2 MiB, 0.93 ms at 4 MiB; 1.48 ms at 16 MiB, 1.24 ms at 32 MiB) and stay near 0.25 ms from 1 "
                     "to 128 KiB, which no NCCL algorithm does on an idle network"),
     Sweep("S04", "Azure ND H200 v5, 8x H200 (NVSwitch), page-quoted busbw", "azure_nd_h200_v5_allreduce_busbw.csv",
-          system_fabric("dgx_h200"), "2.20.5", algorithm="nvls", min_bytes=1024, fitted_below_bytes=64 * 2**20,
-          fitted_why="the NVLink 4 latency scale is fitted below 1 MiB, the NVLS pipeline fill from 1 to 64 MiB",
+          system_fabric("dgx_h200"), "2.20.5", algorithm="nvls", min_bytes=1024,
           why="the page quotes the NVLS column of the guide's script, which runs nccl-tests once per NCCL_ALGO (Tree, "
               "Ring, NVLS, NVLSTree) with -g 8: NVLS at every size, as the model is forced to", gpus_per_thread=8),
     Sweep("S18", "Azure ND H100 v5, 8x H100 (NVSwitch), page-quoted busbw", "azure_nd_h100_v5_allreduce_busbw.csv",
           system_fabric("dgx_h100"), "2.18.5", algorithm="nvls", min_bytes=1024,
           why="the same guide, script and page wording as S04 on H100 instead of H200 (NCCL 2.18.5): the NVLS column "
               "of nccl-tests run once per NCCL_ALGO with -g 8, so NVLS at every size, as the model is forced to; "
-              "out of sample for the NVLink 4 latency scale and the NVLS fill fitted on S04", gpus_per_thread=8),
+              "the same NVLS column as S04", gpus_per_thread=8),
     Sweep("S05", "Azure ND GB200 v6, 4x GB200 (one VM of an NVL72), ring, page-quoted busbw",
           "azure_nd_gb200_v6_allreduce_busbw.csv", system_fabric("gb200_nvl72"), "2.25.1", algorithm="ring",
-          min_bytes=1024, fitted_below_bytes=2**20,
-          fitted_why="the NVLink 5 latency scale is fitted on this sweep below 1 MiB",
+          min_bytes=1024,
           why="ranks not stated: 4 assumed (one ND GB200 v6 VM); the page says the Ring algorithm, which the model "
               "is forced to", gpus_per_thread=4),
     Sweep("S06", "8x RTX 4090, PCIe 4.0, no P2P (stock driver), dual EPYC 7542", "nccl_logs/S06.txt",
@@ -345,10 +358,10 @@ SWEEPS = (
           make_fabric("pcie4", inter_socket="xgmi_zen2"), None,
           why="NCCL release not stated; P2P through a patched driver (BAR1 P2P, IOMMU off), same host as S06: "
               "cudaMemcpyPeer 25 GB/s each way within a socket, 20-22 GB/s across, which the ring's cross-socket "
-              "hops run at; the model takes the PCIe P2P efficiency fitted on RTX PRO 6000 behind PCIe switches. One "
+              "hops run at; the model takes one PCIe P2P efficiency for every host. One "
               "process drives the 8 GPUs (-g 8): below 64 KiB its times equal S06's although P2P cuts a hop from "
               "11.6 us to 1.2 us (the post's p2pBandwidthLatencyTest), so they are the host thread's 8 launches; "
-              "the host floor per GPU, fitted on a DGX A100 (EPYC Rome 7742), is below this EPYC 7542's", gpus_per_thread=8),
+              "one host floor per GPU serves every host, and this EPYC 7542's is above it", gpus_per_thread=8),
     Sweep("S08", "8x A100 SXM4 40GB (NVSwitch), all_reduce, one process (-g 8)", "nccl_logs/S08.txt",
           system_fabric("dgx_a100"), _SUPERBENCH_NCCL, min_bytes=8,
           why="Microsoft SuperBench's test fixture (committed 2021-07-13): NCCL release not stated, 2.10.3 assumed "
@@ -358,9 +371,6 @@ SWEEPS = (
               "release, set the time up to 1 MiB", gpus_per_thread=8),
     Sweep("S09", "8x A100 SXM4 40GB (NVSwitch), all_gather, one process (-g 8)", "nccl_logs/S09.txt",
           system_fabric("dgx_a100"), _SUPERBENCH_NCCL, collective="all_gather", min_bytes=8,
-          fitted_sizes=tuple(2**k for k in range(15, 22)),
-          fitted_why="the host's cost per channel (HOST_LAUNCH_PER_CHANNEL_S) is fitted on this sweep from 32 KiB "
-                     "to 2 MiB",
           why=f"the same run as S08 (NCCL 2.10.3 assumed, -g 8); sizes are {_ALL_GATHER_SIZE}", gpus_per_thread=8),
     Sweep("S10", "8x A100 SXM4 40GB (NVSwitch), reduce_scatter, one process (-g 8)", "nccl_logs/S10.txt",
           system_fabric("dgx_a100"), _SUPERBENCH_NCCL, collective="reduce_scatter", min_bytes=8,
@@ -383,8 +393,7 @@ SWEEPS = (
           system_fabric("dgx_h100"), "2.29.2", collective="reduce_scatter", min_bytes=8,
           why="the same box and command as S11; sizes are nccl-tests' size column: each rank's input buffer", gpus_per_thread=4),
     Sweep("S14", "2 nodes x 8 A100 SXM4 40GB (OCI BM.GPU4.8), RoCE", "nccl_logs/S14.txt",
-          system_fabric("dgx_a100", num_nodes=2, network="eth_200g"), None, fitted_below_bytes=2**20,
-          fitted_why="the RoCE latency scale (TUNER_LATENCY_SCALE['roce']) is fitted on this sweep below 1 MiB",
+          system_fabric("dgx_a100", num_nodes=2, network="eth_200g"), None,
           why="OCI's 16 x 100 Gb/s RoCE ports per node are modelled as 8 x 200 Gb/s RoCE (the same 25 GB/s per GPU); "
               "NCCL release not printed (the job's image names 2.19.3; the model's default tuner is used); one GPU "
               "per process (mpirun)"),
@@ -395,14 +404,12 @@ SWEEPS = (
               "delivered NVLink bandwidth, which all_to_all does not quite reach (348 GB/s busbw at 16 GiB); one GPU "
               "per process"),
 )
-"""Every bundled sweep compared size by size. Fits used the H200 v5 sweep below 64 MiB, the GB200, 2-node H100
-(InfiniBand) and 2-node A100 (RoCE) sweeps below 1 MiB, and the 8x A100 all_gather (S09) from 32 KiB to 2 MiB
-(each sweep's ``fitted_why``; the 8x H200 NCCL 2.30.7 sweep's sizes below 1 MiB chose the LL overlap); every other
-sweep is wholly out of sample (the Azure A100 sweep, the two 8x H200 and the 8x B200 torch.distributed sweeps, the
-4-node H100 sweep, the B200 all_gather, the 8x RTX 4090 PCIe sweeps, S08, S10-S13, S15, the Azure H100 v5 sweep S18,
-the bare-metal 4x A100 sweep S19), as are every sweep's sizes from 64 MiB. ``gpus_per_thread`` is what the run's
-header says (nccl-tests ``nGpus``) or, for a page without one, the command that produced it (the Azure guide runs
-``-g`` with every GPU of the VM); ``launch`` is how the calls were timed."""
+"""Every bundled sweep compared size by size. Every counted sweep and case is in the one joint fit of the free
+parameters (:mod:`gpucomm.model.calibrate`); :func:`validate` predicts each with the parameters refitted without it
+(leave-one-sweep-out), so every figure it reports is out of sample, and keeps the in-sample prediction beside it (the
+8x H200 NCCL 2.30.7 sweep's sizes below 1 MiB also chose the LL overlap, a choice of form without a parameter).
+``gpus_per_thread`` is what the run's header says (nccl-tests ``nGpus``) or, for a page without one, the command that
+produced it (the Azure guide runs ``-g`` with every GPU of the VM); ``launch`` is how the calls were timed."""
 
 
 def log_sweep_names() -> list[str]:
@@ -518,22 +525,127 @@ def _sweep(s: Sweep) -> list[Result]:
                                launch=s.launch)
         measured_us = _measured_us(s, r, size, n)
         group = "small_latency" if size <= SMALL_MESSAGE_MAX_BYTES else "sweep"
-        in_sample = size < s.fitted_below_bytes or size in s.fitted_sizes
         label = r.get("size_label") or r.get("payload") or format_size(size).replace(" ", "")
         out.append(Result(f"{s.sweep_id} {label}", group, f"{s.sweep_id} sweep", "time", measured_us,
-                          cost.time_s * 1e6, cost.algorithm, in_sample,
-                          s.fitted_why if in_sample else s.disturbed or s.why,
-                          msg_bytes=size, sweep=s.sweep_id, busbw_gb_per_s=busbw, counted=not s.disturbed))
+                          cost.time_s * 1e6, cost.algorithm, False, s.disturbed or s.why,
+                          msg_bytes=size, sweep=s.sweep_id, busbw_gb_per_s=busbw, counted=not s.disturbed,
+                          fit_predicted=cost.time_s * 1e6, unit=s.sweep_id, transport=band_transport(s.fabric),
+                          generation=generation(s.fabric, n, s.nccl_version or DEFAULT_NCCL_VERSION)))
     return out
 
 
-def validate() -> list[Result]:
-    """Every case and sweep point, predicted vs measured.
+def case_unit(c: Case) -> str:
+    """What leave-one-out leaves out with a case: its ``cases.csv`` row (``C22`` for C22 and C22t-LL; ``C08`` for C08s).
+
+    Parameters
+    ----------
+    c : Case
+        A case of :data:`CASES`.
+
+    Returns
+    -------
+    str
+        The row id.
+
+    Examples
+    --------
+    >>> case_unit(next(c for c in CASES if c.case_id == "C22t-LL"))
+    'C22'
+    """
+    return c.row or c.case_id.rstrip("s")
+
+
+_ARCH_BY_CC = ((100, "Blackwell"), (90, "Hopper"), (89, "Ada"), (80, "Ampere"), (75, "Turing"), (70, "Volta"), (0, "older"))
+"""Architecture of the first compute capability at or above each threshold (https://developer.nvidia.com/cuda-gpus)."""
+
+
+def generation(fabric: Fabric, num_ranks: int, nccl_version) -> str:
+    """The GPUs' architecture as the model sees them: from the compute capability of NCCL's communicator.
+
+    Parameters
+    ----------
+    fabric : Fabric
+        How the GPUs connect (its GPU, or the generation that shipped with its link).
+    num_ranks : int
+        GPUs of the collective.
+    nccl_version : str or tuple
+        The release followed.
+
+    Returns
+    -------
+    str
+        ``Volta``, ``Turing``, ``Ampere``, ``Ada``, ``Hopper`` or ``Blackwell``.
+
+    Examples
+    --------
+    >>> generation(make_fabric("nvlink3"), 8, "2.30.7")
+    'Ampere'
+    """
+    cc = comm_and_table(fabric, num_ranks, parse_nccl_version(nccl_version))[0].compute_capability
+    return next(name for low, name in _ARCH_BY_CC if cc >= low)
+
+
+def units() -> dict[str, list]:
+    """What leave-one-out leaves out, one at a time: each sweep of :data:`SWEEPS`, each case row of :data:`CASES`.
+
+    Returns
+    -------
+    dict
+        Unit name -> its :class:`Sweep` or :class:`Case` objects, cases first, in declaration order.
+    """
+    out: dict[str, list] = {}
+    for c in CASES:
+        out.setdefault(case_unit(c), []).append(c)
+    for s in SWEEPS:
+        out.setdefault(s.sweep_id, []).append(s)
+    return out
+
+
+def unit_results(members: list) -> list[Result]:
+    """The results of one unit's cases or sweep with the current calibration (in-sample: ``predicted`` ==
+    ``fit_predicted``).
+
+    Parameters
+    ----------
+    members : list
+        :class:`Case` and :class:`Sweep` objects (a value of :func:`units`).
 
     Returns
     -------
     list of Result
-        Cases of :data:`CASES` first, then every size of each sweep of :data:`SWEEPS` (time per size).
+    """
+    out = []
+    for m in members:
+        out += [_predict(m)] if isinstance(m, Case) else _sweep(m)
+    return out
+
+
+def fit_points(results: list[Result]) -> list[Result]:
+    """The results the joint fit and the band count: every counted case, and every counted sweep point whose measured
+    busbw reaches ``SWEEP_TARGETS["min_busbw_gb_per_s"]``.
+
+    Parameters
+    ----------
+    results : list of Result
+
+    Returns
+    -------
+    list of Result
+    """
+    floor = SWEEP_TARGETS["min_busbw_gb_per_s"]
+    return [r for r in results if r.counted and (not r.sweep or r.busbw_gb_per_s >= floor)]
+
+
+def validate() -> list[Result]:
+    """Every case and sweep point, predicted out of sample (leave-one-out) and in sample, vs measured.
+
+    Returns
+    -------
+    list of Result
+        Cases of :data:`CASES` first, then every size of each sweep of :data:`SWEEPS` (time per size). ``predicted``
+        is the leave-one-out prediction: with the free parameters refitted without the point's sweep or case (the
+        committed calibration file's ``folds``, which ``tests/model/test_calibration.py`` recomputes);
+        ``fit_predicted`` the in-sample one, with the joint fit's parameters.
 
     Raises
     ------
@@ -541,9 +653,16 @@ def validate() -> list[Result]:
         Only if the bundled data disagree with the code: a case id missing from ``cases.csv``, or
         model inputs :func:`gpucomm.model.cost.collective_cost` rejects (``tests/model/test_validation.py`` runs it).
     """
-    results = [_predict(c) for c in CASES]
-    for s in SWEEPS:
-        results += _sweep(s)
+    folds = leave_one_out_folds()
+    results = []
+    for name, members in units().items():
+        fitted = unit_results(members)
+        fold = folds.get(name)
+        if fold:
+            with using(fold):
+                held_out = unit_results(members)
+            fitted = [replace(f, predicted=h.predicted) for f, h in zip(fitted, held_out)]
+        results += fitted
     return results
 
 
@@ -714,3 +833,70 @@ def targets(results: list[Result], *, sweeps: set[str] | None = None) -> list[Ta
             what = f"|error| < {value:.0%}" if kind == "error" else f"within {value:g}x"
             out.append(Target(f"{group}: every case {what}", f"{ok} of {len(rs)}", ok == len(rs)))
     return out
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Leave-one-out and in-sample accuracy of one group of sweep points (busbw >= 1 GB/s)."""
+
+    by: str
+    """``all``, ``size band``, ``transport`` or ``generation``."""
+    group: str
+    points: int
+    within_15: float
+    """Share of the points whose leave-one-out prediction is within 15 %."""
+    median_abs_error: float
+    """Median |error| of the leave-one-out predictions."""
+    in_sample_within_15: float
+    in_sample_median_abs_error: float
+
+
+def accuracy(results: list[Result]) -> list[Accuracy]:
+    """The accuracy ``gpucomm validate`` prints: every counted sweep point with busbw >= 1 GB/s, predicted with the
+    parameters refitted without its sweep (leave-one-sweep-out), overall and by size band, transport and GPU
+    generation; the in-sample figures beside them.
+
+    Parameters
+    ----------
+    results : list of Result
+        As :func:`validate` returns them.
+
+    Returns
+    -------
+    list of Accuracy
+        ``all`` first, then each size band, transport and generation that has points.
+    """
+    pts = [r for r in fit_points(results) if r.sweep]
+    groups = [("all", "every sweep point", pts)]
+    groups += [("size band", band, [r for r in pts if _band(r.msg_bytes) == band]) for band, _, _ in BANDS]
+    groups += [("transport", t, [r for r in pts if r.transport == t]) for t in dict.fromkeys(r.transport for r in pts)]
+    groups += [("generation", g, [r for r in pts if r.generation == g]) for g in dict.fromkeys(r.generation for r in pts)]
+    out = []
+    for by, name, rs in groups:
+        if rs:
+            loo, fit = [abs(r.error) for r in rs], [abs(r.fit_error) for r in rs]
+            out.append(Accuracy(by, name, len(rs), sum(e <= 0.15 for e in loo) / len(rs), statistics.median(loo),
+                                sum(e <= 0.15 for e in fit) / len(rs), statistics.median(fit)))
+    return out
+
+
+def band_coverage(results: list[Result]) -> float:
+    """Share of the leave-one-out fit points (:func:`fit_points`) whose measured time lies in the model's 10-90 %
+    band (:func:`~gpucomm.model.hardware.calibration.prediction_band` of their transport and size).
+
+    Parameters
+    ----------
+    results : list of Result
+        As :func:`validate` returns them.
+
+    Returns
+    -------
+    float
+        A fraction; the band is built to hold about 0.8.
+    """
+    pts = fit_points(results)
+    inside = 0
+    for r in pts:
+        low, high = prediction_band(r.transport, r.msg_bytes)
+        inside += low <= r.time_ratio <= high
+    return inside / len(pts)

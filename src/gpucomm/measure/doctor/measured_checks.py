@@ -2,7 +2,7 @@
 model's band, and NCCL's own report (its ``NCCL_DEBUG=INFO`` log).
 
 Thresholds are named with their source: :data:`COPY_TOLERANCES` (published copy rates), the model's band
-(:func:`gpucomm.model.machine.model_band`, the acceptance figures of :data:`gpucomm.model.validation.TARGETS`)
+(:func:`gpucomm.model.machine.model_band`, the model's cross-validated 10-90 % prediction band)
 and :data:`LATENCY_FACTOR` for the smallest message's time.
 """
 
@@ -19,11 +19,12 @@ from gpucomm.model.validation import TARGETS
 __all__ = ["check_copy_bandwidth", "check_all_reduce", "check_nccl_log", "COPY_TOLERANCES", "LATENCY_FACTOR",
            "SRC_VALIDATION"]
 
-SRC_VALIDATION = "gpucomm.model.validation.TARGETS (the model against published measurements: gpucomm validate)"
+SRC_VALIDATION = ("the model's 10-90 % prediction band (its leave-one-out errors against published measurements: "
+                  "gpucomm validate)")
 
 LATENCY_FACTOR = TARGETS["small_latency"][1]
-"""How many times the model's time the sweep's smallest message may take (2: the small-message band of
-:data:`gpucomm.model.validation.TARGETS`, which :func:`gpucomm.model.machine.model_band` also applies)."""
+"""How many times the model's time the sweep's smallest message may take (2: the small-message target of
+:data:`gpucomm.model.validation.TARGETS`)."""
 
 
 COPY_TOLERANCES = {"h2d_pinned": 0.70, "d2h_pinned": 0.70, "d2d": 0.60, "peer_0_to_1": 0.60, "peer_1_to_0": 0.60}

@@ -2,14 +2,51 @@
 
 Nominal link rates (:mod:`gpucomm.model.hardware.links`) are upper bounds. What NCCL reaches
 is lower (packet headers, flow control, synchronisation) and depends on message size.
-The model uses the parameters below; each one says where it comes from. Values
-"fitted" here are recomputed from the bundled measurements by the test suite
-(``tests/model/test_calibration.py``), so they cannot drift from their data.
+The model uses the parameters below; each one says where it comes from: a constant NCCL uses (cited), a published
+figure (cited), a value derived from those, or a **fit**. Every fitted value is read from
+``gpucomm/model/data/calibration.json``, which one deterministic script writes (``scripts/calibrate.py``, the fit in
+:mod:`gpucomm.model.calibrate`): all the free parameters of :data:`FREE_PARAMETERS` fitted jointly, over every
+bundled sweep and case at once (robust relative errors, physical bounds), with its provenance, its leave-one-out
+refits and the prediction band they give (:func:`prediction_band`). ``tests/model/test_calibration.py`` recomputes the
+fit, so the values cannot drift from their data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from importlib import resources
+
+CALIBRATION_FILE = "calibration.json"
+"""The fitted values, their provenance, leave-one-out refits and band, in ``gpucomm/model/data``."""
+
+
+def read_calibration() -> dict:
+    """The committed calibration file, parsed.
+
+    Returns
+    -------
+    dict
+        ``parameters`` (name -> ``value``, ``bounds``, ``unit``), ``alpha_beta`` (the alpha-beta algorithms' own
+        fits), ``folds`` (unit -> the values refitted without it), ``band`` (transport -> size band -> the 10 % and
+        90 % quantiles of log(measured / predicted) time), the provenance and the errors.
+    """
+    return json.loads(resources.files("gpucomm.model").joinpath("data", CALIBRATION_FILE).read_text())
+
+
+_CALIBRATION = read_calibration()
+
+
+def _fit(name: str) -> float:
+    """A fitted value of the committed calibration (free parameter or alpha-beta fit)."""
+    entry = _CALIBRATION["parameters"].get(name) or _CALIBRATION["alpha_beta"][name]
+    return float(entry["value"])
+
+
+_JOINT = ("Fitted jointly with every other free parameter (model/calibrate.py, data/calibration.json) over all the "
+          "bundled sweeps and cases: ")
 
 
 @dataclass(frozen=True)
@@ -25,55 +62,61 @@ class Parameter:
 
 RING_EFFICIENCY = {
     "nvlink3": Parameter(
-        "ring_efficiency_nvlink3", 0.78, "fraction of nominal per-direction bandwidth",
+        "ring_efficiency_nvlink3", _fit("ring_efficiency_nvlink3"), "fraction of nominal per-direction bandwidth",
         "https://github.com/eugenesiow/LLM-Insights/blob/5aa5513ac34d0da5d0214e6939d06f77de00ab48/infrastructure/hardware/README.md",
-        "Large-message all_reduce busbw on DGX A100, 4 GPUs, 8 GiB: 234.72 GB/s / 300 GB/s = 0.782 (case C04, "
-        "in-sample). Out of sample: Azure ND A100 v4, 8 GPUs: 231.58 / 300 = 0.772 (case C17)."),
+        _JOINT + "the large-message ring busbw of every NVLink 3 (A100) point sets it: DGX A100, 4 GPUs, 8 GiB, 234.72 "
+        "GB/s of 300 (case C04), Azure ND A100 v4 (C17, sweep 'Azure A100x8'), the 8x A100 sweeps S08-S10, the 4x A100 "
+        "board S19 and the 2-node RoCE sweep S14 inside the node."),
     "nvlink4": Parameter(
-        "ring_efficiency_nvlink4", 0.82, "fraction of nominal per-direction bandwidth",
+        "ring_efficiency_nvlink4", _fit("ring_efficiency_nvlink4"), "fraction of nominal per-direction bandwidth",
         "https://github.com/NVIDIA/nccl-tests/issues/212",
-        "NCCL maintainer: 450 GB/s line rate, ~370 GB/s effective with ~20% protocol overhead. "
-        "DGX H100, 4 GPUs, 8 GiB: 370.7 / 450 = 0.824 (case C06); 8x H200 with NVLS off: 367.6 / 450 = 0.817 (case C13)."),
+        _JOINT + "NCCL maintainer: 450 GB/s line rate, ~370 GB/s effective with ~20% protocol overhead. Set by the "
+        "NVLink 4 ring points: DGX H100, 4 GPUs, 8 GiB (C06), 8x H100 ring (C11), 8x H200 with NVLS off, the 4x H100 "
+        "sweeps S11-S13 and the H100 multi-node sweeps inside the node."),
 }
-"""Large-message ring busbw / nominal link bandwidth, per link with published measurements."""
+"""Large-message ring busbw / nominal link bandwidth, per NVLink generation with measurements."""
 
 DEFAULT_NVLINK_RING_EFFICIENCY = Parameter(
-    "ring_efficiency_nvlink_default", 0.80, "fraction of nominal per-direction bandwidth",
+    "ring_efficiency_nvlink_default",
+    (RING_EFFICIENCY["nvlink3"].value + RING_EFFICIENCY["nvlink4"].value) / 2, "fraction of nominal per-direction bandwidth",
     "https://github.com/NVIDIA/nccl-tests/issues/212",
-    "For NVLink generations without a bundled measurement: the mean of the NVLink 3.0 (0.78) and 4.0 (0.82) values; "
-    "the NCCL maintainer's '~20% protocol overhead' gives the same.")
+    "Derived, not a free parameter: for NVLink generations without a fitted value, the mean of the NVLink 3 and 4 "
+    "fits (recomputed whenever they change); the NCCL maintainer's '~20% protocol overhead' gives about the same.")
 
 PCIE_P2P_EFFICIENCY = Parameter(
-    "pcie_p2p_efficiency", 0.65, "fraction of nominal per-direction bandwidth",
+    "pcie_p2p_efficiency", _fit("pcie_p2p_efficiency"), "fraction of nominal per-direction bandwidth",
     "https://github.com/voipmonitor/rtx6kpro/blob/070506ff96a20039f71a067adcb250e8fe3414f8/hardware/pcie-bandwidth.md",
-    "Large-message all_reduce busbw with P2P over PCIe: 8x RTX PRO 6000 behind three PCIe 5.0 switches on one CPU, "
-    "41.1 GB/s / 63.0 GB/s = 0.652 (case P06), with NCCL_MIN_NCHANNELS=8 (the same page shows a dual-Turin host at "
-    "22.2 GB/s with NCCL's default channels at 32 MiB against 37.6 GB/s tuned). It combines PCIe packet overhead (a host-to-device copy over PCIe 5.0 "  # noqa: E501
-    "x16 reaches 55.4 GB/s = 88 %, https://github.com/stas00/ml-engineering/blob/master/network/README.md) with NCCL's "
-    "ring protocol cost, as RING_EFFICIENCY does for NVLink.")
+    _JOINT + "the PCIe P2P ring points set it: 8x RTX PRO 6000 behind PCIe 5.0 switches (cases P06, P07, "
+    "NCCL_MIN_NCHANNELS=8), the dual-EPYC Turin RTX 5090 hosts (P01, P02) and the 8x RTX 4090 with a patched "
+    "driver (sweep S07). It combines PCIe packet overhead (a host-to-device copy over PCIe 5.0 x16 reaches 55.4 GB/s "
+    "= 88 %, https://github.com/stas00/ml-engineering/blob/master/network/README.md) with NCCL's ring protocol cost, "
+    "as RING_EFFICIENCY does for NVLink.")
 
 HOST_STAGED_EFFICIENCY = Parameter(
-    "host_staged_efficiency", 0.33, "fraction of nominal PCIe per-direction bandwidth",
+    "host_staged_efficiency", _fit("host_staged_efficiency"), "fraction of nominal PCIe per-direction bandwidth",
     "https://github.com/eugenesiow/LLM-Insights/blob/5aa5513ac34d0da5d0214e6939d06f77de00ab48/infrastructure/hardware/README.md",
-    "With P2P disabled or unsupported, NCCL stages every transfer through host memory (SHM transport): the sender copies "
-    "into a host buffer, the receiver copies out. DGX H100, 4 GPUs, NCCL_P2P_DISABLE=1, PCIe 5.0 x16 (63 GB/s): busbw "
-    "24.0 GB/s at 1 GiB falling to 20.0 GB/s at 8 GiB = 0.38-0.32 (case C07); we take 0.33. Not fitted to the PCIe 4.0 "
-    "measurement of Baobao Algorithm Notes' Llama-3-70B article, which is used to validate it.")
+    _JOINT + "with P2P disabled or unsupported, NCCL stages every transfer through host memory (SHM transport): the "
+    "sender copies into a host buffer, the receiver copies out. Set by every host-staged point: DGX H100 with "
+    "NCCL_P2P_DISABLE=1 (C07: 24.0 GB/s at 1 GiB of 63), DGX A100 (C05), the Llama-3-70B article's PCIe 4.0 run (C39), "
+    "the RTX 2080 Ti/5090 hosts (P03-P05) and the 8x RTX 4090 sweep S06. Host-memory paths vary by host (memory, "
+    "socket links): the robust fit lets the A40 servers' slow staged copies (C02, C03) count little.")
 
 LL_BASE_LATENCY_S = Parameter(
-    "ll_base_latency_s", 5.57e-6, "s",
+    "ll_base_latency_s", _fit("ll_base_latency_s"), "s",
     "https://github.com/NVIDIA/nccl-tests/issues/123",
-    "Intercept of a least-squares line through DGX A100 ring all_reduce latency at 8 B vs number of ring steps "
-    "2(n-1), NCCL_ALGO=Ring, one channel (n = 2..8: 10 to 33.7 us). Covers launch and the fixed part of the protocol.")
+    "An alpha-beta fit, outside the joint fit (no bundled point runs an alpha-beta algorithm), recomputed by the same "
+    "script: the intercept of a least-squares line through DGX A100 ring all_reduce latency at 8 B vs number of ring "
+    "steps 2(n-1), NCCL_ALGO=Ring, one channel (n = 2..8, 7 points: 10 to 33.7 us). Covers launch and the fixed part "
+    "of the protocol. Used only by the algorithms NCCL does not run (one_shot, two_shot, rhd, hierarchical).")
 
 LL_STEP_LATENCY_S = Parameter(
-    "ll_step_latency_s", 1.98e-6, "s per ring step",
+    "ll_step_latency_s", _fit("ll_step_latency_s"), "s per ring step",
     "https://github.com/NVIDIA/nccl-tests/issues/123",
-    "Slope of the same line: ~2 us per ring step of an all_reduce. That run drove every GPU from one thread (-g), so "
-    "most of the slope is the host's launches (HOST_LAUNCH_PER_GPU_S, fitted on the same data); the poster's rerun with "
-    "one thread per GPU gives ~0.75 us per LL step ((21 - 12) / 12), near the 0.6 us NCCL's tuner assumes per NVLink "
-    "step for LL (src/graph/tuning.cc). Kept for the alpha-beta algorithms outside NCCL (one_shot, two_shot, rhd, "
-    "the hierarchical schedule), where it overstates a run with one process per GPU.")
+    "An alpha-beta fit, as LL_BASE_LATENCY_S: the slope of the same 7-point line, ~2 us per ring step. That run drove "
+    "every GPU from one thread (-g), so most of the slope is the host's launches (HOST_LAUNCH_PER_GPU_S); the poster's "
+    "rerun with one thread per GPU gives ~0.75 us per LL step ((21 - 12) / 12), near the 0.6 us NCCL's tuner assumes "
+    "per NVLink step for LL (src/graph/tuning.cc). Used only by the alpha-beta algorithms outside NCCL (one_shot, "
+    "two_shot, rhd, the hierarchical schedule), where it overstates a run with one process per GPU.")
 
 LL_BW_FRACTION = Parameter(
     "ll_bw_fraction", 0.5, "fraction of the Simple-protocol bandwidth",
@@ -83,131 +126,85 @@ LL_BW_FRACTION = Parameter(
     "so its tuner caps ring LL bandwidth at 0.5 x busBw (tuning.cc line 327).")
 
 SIMPLE_LATENCY_S = Parameter(
-    "simple_latency_s", 183e-6, "s",
+    "simple_latency_s", _fit("simple_latency_s"), "s",
     "https://github.com/Azure/AI-benchmarking-guide/blob/3bb66cacc25632d8ece36bc1d5128c5ea886a60b/Azure_Results/ND_A100_v4_results.md",
-    "Intercept of the alpha-beta fit for the Simple protocol (not a start-up latency: it stands for the channel ramp "
-    "and pipeline fill that a line through mid sizes absorbs), used only by the algorithms NCCL does not run (one_shot, "
-    "two_shot, rhd), the explicit hierarchical schedule and all_to_all/send_recv across nodes: the median of "
-    "t - S_bus/B_peak over 16 MiB..1 GiB of the Azure ND A100 v4 8-GPU busbw sweep (case C17), with B_peak its 8 GiB "
-    "busbw. In Hockney's terms alpha = n_1/2 / B: "
-    "the message size at which half the peak busbw is reached is alpha x B (~40 MB on A100). NCCL's tuner assumes "
-    "far less (8.4 us base, src/graph/tuning.cc), because channel ramp-up and pipelining are not in its latency term.")
-
-
-LL_STEP_LATENCY_HOST_STAGED_S = Parameter(
-    "ll_step_latency_host_staged_s", 2.64e-6, "s per step",
-    "https://github.com/NVIDIA/nccl/issues/1530",
-    "Without P2P each step goes through host memory (SHM transport): 8x RTX 4090 on PCIe, 8 B all_reduce with "
-    "NCCL_ALGO=TREE takes 42.56 us (case C26). Inside one node NCCL's tree is a chain, 2(n-1) = 14 steps for 8 GPUs: "
-    "(42.56 - 5.57) / 14 = 2.64 us per step.")
+    "An alpha-beta fit, outside the joint fit (no bundled point runs an alpha-beta algorithm), recomputed by the same "
+    "script: the intercept of the alpha-beta form for the Simple protocol (not a start-up latency: it stands for the "
+    "channel ramp and pipeline fill that a line through mid sizes absorbs), used only by the algorithms NCCL does not "
+    "run (one_shot, two_shot, rhd), the explicit hierarchical schedule and all_to_all/send_recv across nodes: the "
+    "median of t - S_bus/B_peak over the 7 sizes from 16 MiB to 1 GiB of the Azure ND A100 v4 8-GPU busbw sweep, with "
+    "B_peak its 8 GiB busbw. In Hockney's terms alpha = n_1/2 / B: the message size at which half the peak busbw is "
+    "reached is alpha x B (~40 MB on A100). NCCL's tuner assumes far less (8.4 us base, src/graph/tuning.cc), because "
+    "channel ramp-up and pipelining are not in its latency term.")
 
 NVLS_EFFICIENCY = Parameter(
-    "nvls_efficiency", 0.6875, "fraction of nominal per-direction NVLink bandwidth",
+    "nvls_efficiency", _fit("nvls_efficiency"), "fraction of nominal per-direction NVLink bandwidth",
     "https://github.com/NVIDIA/nccl-tests/issues/212",
-    "NVLS all_reduce on 8x H100: the NCCL maintainer's peak algbw of about 275 GB/s (busbw ~480) at large sizes "
-    "(case C10, in-sample). With in-switch reduction each GPU's link carries S (1 + 1/n) per direction (its share of "
-    "every slice up to the switch, the reduced slices back by multicast), so the efficiency is 275 x (1 + 1/8) / 450 = "
-    "0.6875. Out of sample it gives the 8x H200 sweep's 275.6 GB/s at 16 GiB (case C13) and NCCL issue #1455's busbw "
-    "for 5..7 GPUs (420/440/460 GB/s). NCCL's tuner uses nvlsEfficiency 0.85 for Hopper and 0.74 for Blackwell "
-    "(src/graph/tuning.cc:139-144 at v2.30.7-1, a table of the tuner since 2.28) on a different bandwidth base. For "
-    "Blackwell the model borrows NCCL's ratio between the two as a proxy for what NVLS delivers there, whatever the "
-    "release: this value x 0.74 / 0.85 (not fitted; checked out of sample on an 8x B200 sweep of NCCL 2.27.7, S17, "
-    "whose tuner had no such table).")
+    _JOINT + "every NVLS point sets it: the NCCL maintainer's 8x H100 peak algbw of about 275 GB/s (C10), 8x H200 "
+    "(C13, C14, the Azure ND H200 v5 sweep S04, the H200 torch.distributed sweeps), Azure ND H100 v5 (S18), NCCL issue "
+    "#1455's 5..7 GPUs (C11n5-7) and 8x B200 (S17). With in-switch reduction each GPU's link carries S (1 + 1/n) per "
+    "direction (its share of every slice up to the switch, the reduced slices back by multicast), so the efficiency "
+    "is algbw x (1 + 1/n) / 450 GB/s on Hopper. NCCL's tuner uses nvlsEfficiency 0.85 for Hopper and 0.74 for Blackwell "
+    "(src/graph/tuning.cc:139-144 at v2.30.7-1) on a different bandwidth base; for Blackwell the model takes this "
+    "value x 0.74 / 0.85, NCCL's ratio between the two.")
 
 NET_EFFICIENCY = Parameter(
-    "net_efficiency", 0.9, "fraction of nominal per-direction NIC bandwidth",
+    "net_efficiency", _fit("net_efficiency"), "fraction of nominal per-direction NIC bandwidth",
     "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
-    "2 nodes x 8 H100 (GCP A3-Mega, 8 x 200 Gb/s NICs per node): all_reduce algbw 180.7 GB/s at 8 GiB against the "
-    "hierarchical bound of 8 NICs x 25 GB/s = 200 GB/s: 0.90 (case C08). Fitted on that one case, so C08 is in-sample.")
+    _JOINT + "every multi-node point's large sizes set it: 2 nodes x 8 H100 over GPUDirect-TCPXO (C08, M02), 2 "
+    "nodes x 8 B200 over RoCE (M01), the InfiniBand sweeps S01 and S02 and the RoCE sweep S14.")
 
-
-NET_STEP_LATENCY_S = Parameter(
-    "net_step_latency_s", 14.8e-6, "s per step between nodes",
-    "https://github.com/NVIDIA/dgx-spark-playbooks/pull/103",
-    "2x DGX Spark joined by one 200 Gb/s RoCE link: 8 KiB all_reduce takes 35.15 us (case C29); a ring of 2 nodes has "
-    "2 steps: (35.15 - 5.57) / 2 = 14.8 us per network step. NCCL's tuner assumes 2.7 us (LL) to 14 us (Simple) "
-    "hardware latency per network step (src/graph/tuning.cc). GPUDirect-TCPXO (case C08) is much slower (~120 us floor).")
-
+TUNER_LATENCY_SCALE_NVLINK = Parameter(
+    "tuner_latency_scale_nvlink", _fit("tuner_latency_scale_nvlink"), "multiple of NCCL's tuner latency",
+    "https://github.com/NVIDIA/nccl-tests/issues/123",
+    _JOINT + "one value for every NVLink generation (3, 4, 5, the bridges): the small-message times of every NVLink "
+    "point set it, with the host thread's floor of the single-process runs in the model (HOST_LAUNCH_PER_GPU_S) "
+    "rather than folded into the scale: nccl-tests issue #123's one-thread-per-GPU DGX A100 times (C22t), the Azure "
+    "sweeps (S04, S05, S18), the 8x H200/B200 torch.distributed sweeps and the 4x/8x A100 and H100 logs.")
 
 TUNER_LATENCY_SCALE = {
-    "nvlink3": Parameter(
-        "tuner_latency_scale_nvlink3", 1.06, "multiple of NCCL's tuner latency",
-        "https://github.com/NVIDIA/nccl-tests/issues/123",
-        "A fit, on the only A100 times that measure NCCL rather than a host thread: nccl-tests issue #123's rerun "
-        "with one thread per GPU on a DGX A100 (8 GPUs, ring, one channel, 8 B: LL ~21 us, LL128 ~32 us, Simple ~84 "
-        "us; cases C22t, in-sample), the least-squares value of log(predicted / measured) over the three (0.92x, "
-        "1.45x and 0.75x of them). The single-process A100 sweeps (Azure ND A100 v4, S08-S10) cannot give it: below "
-        "1 MiB their times are the host thread's. From 4 to 32 MiB the model with this value is 16-56 % short of the "
-        "8x A100 sweeps; a scale of 2.0 fitted on the Azure sweep used to cover that, and overstated the "
-        "one-thread-per-GPU times up to 2.65x."),
-    "nvlink4": Parameter(
-        "tuner_latency_scale_nvlink4", 1.08, "multiple of NCCL's tuner latency",
-        "https://github.com/Azure/AI-benchmarking-guide/blob/7f20e5fa/Azure_Results/ND_H200_v5_results.md",
-        "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of the Azure ND H200 v5 8-GPU "
-        "nccl-tests sweep (NCCL 2.20.5, NVLS forced by the guide's NCCL_ALGO=NVLS, so NCCL's 25 us NVLS latency is "
-        "what is scaled; sweep S04, in-sample below 1 MiB, out of sample from 1 MiB). Checked out of sample on the 8x "
-        "H200 torch.distributed sweep (ml-engineering), the 4x H100 sweeps S11-S13 and the H100 cases."),
-    "nvlink5": Parameter(
-        "tuner_latency_scale_nvlink5", 1.32, "multiple of NCCL's tuner latency",
-        "https://github.com/Azure/AI-benchmarking-guide/blob/2a370be6/Azure_Results/ND_GB200_v6_results.md",
-        "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of the Azure ND GB200 v6 "
-        "4-GPU ring sweep (NCCL 2.25.1; sweep S05, in-sample below 1 MiB, out of sample from 1 MiB), every time taken "
-        "as the GPUs' although the guide's script drives the 4 GPUs from one process (-g 4), whose launches on that "
-        "Grace host take about 3.9 us per GPU: where they set the time, this scale overstates NCCL's latency."),
-    "nvlink": Parameter(
-        "tuner_latency_scale_nvlink", 1.06, "multiple of NCCL's tuner latency",
-        "https://github.com/NVIDIA/nccl-tests/issues/123",
-        "Not fitted: NVLink links without data of their own (NVLink 1-2, the bridges of A40, RTX and H100 PCIe "
-        "cards) take the NVLink 3.0 value, the oldest fitted generation."),
+    "nvlink3": TUNER_LATENCY_SCALE_NVLINK,
+    "nvlink4": TUNER_LATENCY_SCALE_NVLINK,
+    "nvlink5": TUNER_LATENCY_SCALE_NVLINK,
+    "nvlink": TUNER_LATENCY_SCALE_NVLINK,
     "pci": Parameter(
         "tuner_latency_scale_pci", 1.0, "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
         "Not a fit: NCCL's own PCI row (1 us per LL step). Out of sample, 4x V100 behind a PCIe switch at 4 KiB in a "
-        "CUDA graph took 19.4 us (case C41): NCCL's estimate plus the graph launch gives 18.1 us, and the model, which "
-        "overlaps LL's transfer with its steps' latency (cost.CUT_THROUGH_PROTOCOLS), is 17 % fast. The 8x RTX 5090 at 8 B "
-        "(case P01s) ran from one process, so its 25.5 us cannot separate NCCL's latency from the host thread's."),
+        "CUDA graph took 19.4 us (case C41), against NCCL's estimate plus the graph launch of 18.1 us."),
     "shm": Parameter(
-        "tuner_latency_scale_shm", 2.0, "multiple of NCCL's tuner latency",
+        "tuner_latency_scale_shm", _fit("tuner_latency_scale_shm"), "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl/issues/1530",
-        "A fit. Without P2P every step goes through host memory (SHM transport), which NCCL's tuner prices as a PCI "
-        "step: 8x RTX 4090 at 8 B takes 42.56 us (case C26, in-sample) against 3.5 us launch + 20.6 us tuner "
-        "latency; 2.0 (the NVLink value) gives 44.7 us, so one value serves both."),
+        _JOINT + "without P2P every step goes through host memory (SHM transport), which NCCL's tuner prices as a "
+        "PCI step: the small sizes of the host-staged points set it (8x RTX 4090 at 8 B, case C26, and sweep S06)."),
     "net": Parameter(
-        "tuner_latency_scale_net", 0.90, "multiple of NCCL's tuner latency",
+        "tuner_latency_scale_net", _fit("tuner_latency_scale_net"), "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl-tests/issues/309",
-        "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of a 2-node x 8 H100 "
-        "InfiniBand NDR all_reduce sweep (NCCL 2.26.2; sweep S01, in-sample below 1 MiB). Across nodes NCCL's "
-        "tuner slightly overestimates small-message time; checked out of sample on 4 nodes (sweep S02) and on 2x DGX "
-        "Spark over one RoCE link (case C29, which has its own RoCE scale). "
-        "GPUDirect-TCPXO (case C08) has a ~120 us floor of its own that NCCL's network rows do not describe."),
+        _JOINT + "the small sizes of the InfiniBand sweeps (2 and 4 nodes x 8 H100, S01 and S02) set it. "
+        "GPUDirect-TCPXO (case C08s) has a ~120 us floor of its own (network.TCPXO_LATENCY_S)."),
     "roce": Parameter(
-        "tuner_latency_scale_roce", 1.40, "multiple of NCCL's tuner latency",
+        "tuner_latency_scale_roce", _fit("tuner_latency_scale_roce"), "multiple of NCCL's tuner latency",
         "https://github.com/oracle-quickstart/oci-hpc-oke/blob/1402938d8c77b586e20ec9d40849e2177feef411/README.md",
-        "A fit: the median predicted/measured time is 1.0 over the sizes below 1 MiB of a 2-node x 8 A100 all_reduce "
-        "sweep over RoCE (OCI BM.GPU4.8; sweep S14, in-sample below 1 MiB, out of sample from 1 MiB). NCCL's tuner "
-        "gives RoCE the InfiniBand network row; measured small messages over RoCE take longer than the InfiniBand fit "
-        "gives. Out of sample: 2x DGX Spark over one 200 Gb/s RoCE link (case C29) takes 1.25x what this scale gives."),
+        _JOINT + "NCCL's tuner gives RoCE the InfiniBand network row; the small sizes over RoCE set this scale: 2 "
+        "nodes x 8 A100 (OCI BM.GPU4.8, sweep S14) and 2x DGX Spark over one 200 Gb/s link (case C29)."),
 }
-"""A fit per transport of the collective's hops (NVLink, PCIe P2P, host memory, network): the multiple of NCCL's
-tuner latency that measured small-message times show. The scale applies to the latency term only; NCCL's choice
-is made on its unscaled estimate, as NCCL does. NVLink 3 is fitted on one-thread-per-GPU times (C22t). The NVLink 4
-and 5 and host-memory fits were made on runs in which one process drove every GPU, with every time taken as the
-GPUs' (the host floor, :data:`HOST_LAUNCH_PER_GPU_S`, left out of the fit): where that floor was what those runs
-measured, the scale overstates NCCL's latency, which the out-of-sample runs with one process per GPU (the 8x H200
-torch.distributed sweeps, the multi-node sweeps) check."""
+"""The multiple of NCCL's tuner latency per transport of the collective's hops (NVLink, PCIe P2P, host memory,
+network). The scale applies to the latency term only; NCCL's choice is made on its unscaled estimate, as NCCL does.
+The NVLink generations share one fitted value (:data:`TUNER_LATENCY_SCALE_NVLINK`)."""
 
-PIPELINE_FILL_FRACTION = Parameter(
-    "pipeline_fill_fraction", 0.58, "fraction of one protocol step per ring hop",
-    "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/include/device.h",
-    "A fit, on one point. Ring pipeline fill, outside NCCL's tuner (cost_terms.ring_fill_s): while a rank's share of "
-    "a channel fits in one step of the protocol's buffer (Simple: 4 MiB / NCCL_STEPS 8 = 512 KiB) there is no "
-    "pipeline and the n-1 hops are the bandwidth term; beyond one step, the part of the share past the first step "
-    "waits for the first step to cross the n-1 hops, up to one whole step from two steps on: this fraction of that "
-    "part's time per hop at the channel's bandwidth. Fitted when the fill was a step (all of a step per hop as soon "
-    "as a share exceeded one step) so that the Llama-3-70B article's 64 MiB all_reduce on 4x A100 NVLink took 603 us "
-    "(measurements.llama70b_tp4_4xa100); the fill is now continuous in size and that point, a share of 1.33 steps, "
-    "gets a third of it: the model gives 511 us there, 15 % fast. Not refitted: one point cannot fit it "
-    "(the joint calibration is to come). Checked on every sweep's sizes from 64 MiB (out of sample).")
+LL_STEP_LATENCY_HOST_STAGED_S = Parameter(
+    "ll_step_latency_host_staged_s", 1e-6 * TUNER_LATENCY_SCALE["shm"].value, "s per step",
+    "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
+    "Derived, not a free parameter: NCCL's LL latency per step on a PCI path (hwLatencies PCI row, 1 us, "
+    "tuning.cc:164-169) x the fitted host-memory latency scale (TUNER_LATENCY_SCALE['shm']). Used only by the "
+    "alpha-beta algorithms without P2P.")
+
+NET_STEP_LATENCY_S = Parameter(
+    "net_step_latency_s", 2.7e-6 * TUNER_LATENCY_SCALE["net"].value, "s per step between nodes",
+    "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/graph/tuning.cc",
+    "Derived, not a free parameter: NCCL's LL ring latency per network step (hwLatencies NET row, 2.7 us, "
+    "tuning.cc:170-175) x the fitted network latency scale (TUNER_LATENCY_SCALE['net']). Used only by the alpha-beta "
+    "paths across nodes (the hierarchical schedule, all_to_all and send_recv rings).")
 
 NVLS_CHUNK_BYTES = Parameter(
     "nvls_chunk_bytes", 128 * 1024, "bytes",
@@ -216,13 +213,13 @@ NVLS_CHUNK_BYTES = Parameter(
     "data that one NVLS step moves through the switch.")
 
 NVLS_PIPELINE_FILL_CHUNKS = Parameter(
-    "nvls_pipeline_fill_chunks", 4.0, "NVLS chunks per channel",
+    "nvls_pipeline_fill_chunks", _fit("nvls_pipeline_fill_chunks"), "NVLS chunks per channel",
     "https://github.com/Azure/AI-benchmarking-guide/blob/7f20e5fa/Azure_Results/ND_H200_v5_results.md",
-    "A fit. NVLS pipeline fill, outside NCCL's tuner: once a channel's share spans more than one chunk "
+    _JOINT + "NVLS pipeline fill, outside NCCL's tuner: once a channel's share spans more than one chunk "
     "(NVLS_CHUNK_BYTES), the first chunks go up to the switch, are reduced and come back before every stage of the "
-    "kernel is busy; the fill costs this many chunk times at the channel's bandwidth. Fitted: the whole number of "
-    "chunks with the least mean |error| over 1-64 MiB of the Azure ND H200 v5 8-GPU sweep (sweep S04, in-sample there); "
-    "out of sample on the 8x H200 torch.distributed sweep and, through NVLS Tree, the 2- and 4-node H100 sweeps.")
+    "kernel is busy; the fill costs this many chunk times at the channel's bandwidth (continuous, bounded to [0, 16]). "
+    "The mid sizes of every NVLS point set it (S04, S18, the H200/B200 torch.distributed sweeps, and through NVLS Tree "
+    "the multi-node H100 sweeps).")
 
 LAUNCH_S = {
     "eager": Parameter(
@@ -246,35 +243,28 @@ LAUNCH_S = {
 calls, sync for one call at a time through PyTorch."""
 
 HOST_LAUNCH_PER_GPU_S = Parameter(
-    "host_launch_per_gpu_s", 4.24e-6, "s per GPU per call",
+    "host_launch_per_gpu_s", _fit("host_launch_per_gpu_s"), "s per GPU per call",
     "https://github.com/NVIDIA/nccl-tests/issues/123",
-    "A fit. One host thread that launches a collective on each of g GPUs (nccl-tests -g g in one process) spends "
-    "about this much per GPU per call; back-to-back calls then take at least g times it, whatever the GPUs do. "
-    "Least-squares line through the origin of nccl-tests issue #123's DGX A100 times against the GPUs one process "
-    "drives (2..8 GPUs: 10 to 33.7 us; case C22, in-sample). The NCCL maintainer's answer there: with -g \"all GPUs "
-    "are handled by a single thread and that causes extra latency as the CPU is the bottleneck\"; the poster's "
-    "rerun with one thread per GPU (-t) took 21 us (LL) on 8 GPUs where -g took 33.7. Also in "
-    "single-process sweeps all_reduce, all_gather and reduce_scatter share one small-message floor although their "
-    "step counts differ twofold (sweeps S08-S10 on 8x A100, S11-S13 on 4x H100), and an 8x RTX 4090 host has the same "
-    "floor staged through host memory and with P2P (S06, S07). It depends on the CPU: single-process floors of "
-    "other hosts give 3.2 (EPYC Turin, case P01s) to 5.8 us (sweep S11) per GPU. Not in NCCL's tuner; a CUDA graph "
-    "(-G) or one process per GPU removes it.")
+    _JOINT + "one host thread that launches a collective on each of g GPUs (nccl-tests -g g in one process) spends "
+    "about this much per GPU per call; back-to-back calls then take at least g times it, whatever the GPUs do. The "
+    "small sizes of every single-process run set it: nccl-tests issue #123's DGX A100 (C22), the 8x A100 logs S08-S10, "
+    "the 4x A100 S19, the 4x H100 S11-S13, the Azure sweeps run with -g, the RTX 4090/5090 hosts (S06, S07, P01s). "
+    "The NCCL maintainer on issue #123: with -g \"all GPUs are handled by a single thread and that causes extra latency "
+    "as the CPU is the bottleneck\". It depends on the CPU (single-process floors of these hosts give about 3 to 6 us "
+    "per GPU); not in NCCL's tuner; a CUDA graph (-G) or one process per GPU removes it.")
 
 
 HOST_LAUNCH_PER_CHANNEL_S = Parameter(
-    "host_launch_per_channel_s", 0.210e-6, "s per channel per GPU per call",
+    "host_launch_per_channel_s", _fit("host_launch_per_channel_s"), "s per channel per GPU per call",
     "https://github.com/NVIDIA/nccl/blob/v2.10.3-1/src/enqueue.cc",
-    "A fit, for NCCL releases before 2.13 only (:data:`PER_CHANNEL_ENQUEUE_UNTIL`). Those releases enqueue a "
+    _JOINT + "for NCCL releases before 2.13 only (:data:`PER_CHANNEL_ENQUEUE_UNTIL`). Those releases enqueue a "
     "collective one channel at a time: ncclEnqueueCollKernel (enqueue.cc:637-660 at v2.10.3-1) calls getNextOp "
     "(:134-153) once per channel, which waits until that channel's slot of a FIFO in host-mapped memory is free, "
     "clears it and fills it, so the host's time per call grows with the channels NCCL runs at that size (1 channel "
-    "at 32 KiB, 24 from 1 MiB on 8x A100). The least-squares slope of a single-process sweep's time per GPU driven "
-    "against those channels from 32 KiB to 1 MiB (validation.host_cost_per_channel_s) on sweep S09 (8x A100 "
-    "all_gather, -g 8, NCCL of mid-2021; in-sample); the same run's all_reduce (S08) and reduce_scatter (S10) give "
-    "the same within 4 %, though they share its host. From 2.13 the host builds each channel's work into a kernel "
-    "plan (ncclKernelPlan) and copies it to the FIFO in one pass, without the per-slot wait and clearing: the "
-    "single-process sweeps of 2.18-2.29 (Azure A100, S05, S11-S13) rise by a twentieth to a fifth as much per "
-    "channel, which the model leaves out.")
+    "at 32 KiB, 24 from 1 MiB on 8x A100). The single-process runs of releases before 2.13 set it: the 8x A100 "
+    "all_reduce, all_gather and reduce_scatter of one host (S08-S10) and the 4x A100 board (S19); "
+    "validation.host_cost_per_channel_s gives each run's own slope. From 2.13 the host builds each channel's work "
+    "into a kernel plan (ncclKernelPlan) and copies it to the FIFO in one pass, which the model leaves out.")
 
 PER_CHANNEL_ENQUEUE_UNTIL = (2, 13, 0)
 """The first NCCL release that builds a call's per-channel work into a kernel plan (v2.13.4-1's enqueue.cc:
@@ -312,11 +302,196 @@ def all_parameters() -> list[Parameter]:
     -------
     list of Parameter
         Each module-level :class:`Parameter` once, the per-link dicts' entries included
-        (:data:`RING_EFFICIENCY`, :data:`TUNER_LATENCY_SCALE`, :data:`LAUNCH_S`), and
+        (:data:`RING_EFFICIENCY`, :data:`TUNER_LATENCY_SCALE` (the NVLink keys share one), :data:`LAUNCH_S`), and
         :data:`HOST_LAUNCH_PER_GPU_S` and :data:`HOST_LAUNCH_PER_CHANNEL_S`.
     """
-    return [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
-            LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
-            NVLS_EFFICIENCY, NET_EFFICIENCY, NET_STEP_LATENCY_S,
-            *TUNER_LATENCY_SCALE.values(), PIPELINE_FILL_FRACTION, NVLS_CHUNK_BYTES, NVLS_PIPELINE_FILL_CHUNKS,
-            *LAUNCH_S.values(), HOST_LAUNCH_PER_GPU_S, HOST_LAUNCH_PER_CHANNEL_S]
+    out = [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
+           LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
+           NVLS_EFFICIENCY, NET_EFFICIENCY, NET_STEP_LATENCY_S,
+           *TUNER_LATENCY_SCALE.values(), NVLS_CHUNK_BYTES, NVLS_PIPELINE_FILL_CHUNKS,
+           *LAUNCH_S.values(), HOST_LAUNCH_PER_GPU_S, HOST_LAUNCH_PER_CHANNEL_S]
+    return list({p.name: p for p in out}.values())
+
+
+@dataclass(frozen=True)
+class FreeParameter:
+    """A parameter the joint fit sets (:mod:`gpucomm.model.calibrate`): its name and physical bounds."""
+
+    name: str
+    low: float
+    high: float
+    why_bounds: str
+
+
+FREE_PARAMETERS = (
+    FreeParameter("ring_efficiency_nvlink3", 0.5, 0.95, "a ring delivers a share of the links' rate, less its headers"),
+    FreeParameter("ring_efficiency_nvlink4", 0.5, 0.95, "as NVLink 3"),
+    FreeParameter("pcie_p2p_efficiency", 0.3, 0.95, "PCIe packet overhead alone leaves 88 % of x16"),
+    FreeParameter("host_staged_efficiency", 0.1, 0.9, "two copies through host memory: below the P2P share"),
+    FreeParameter("nvls_efficiency", 0.4, 0.95, "a share of the links' rate"),
+    FreeParameter("net_efficiency", 0.5, 1.0, "a share of the NIC's line rate"),
+    FreeParameter("tuner_latency_scale_nvlink", 0.5, 3.0, "NCCL's latency within a factor of 2-3 either way"),
+    FreeParameter("tuner_latency_scale_shm", 0.5, 4.0, "as NVLink; host memory is slower than a PCI hop"),
+    FreeParameter("tuner_latency_scale_net", 0.5, 3.0, "as NVLink"),
+    FreeParameter("tuner_latency_scale_roce", 0.5, 3.0, "as NVLink"),
+    FreeParameter("nvls_pipeline_fill_chunks", 0.0, 16.0, "at most a few NVLS stages in flight"),
+    FreeParameter("host_launch_per_gpu_s", 1e-6, 10e-6, "a kernel launch and NCCL's enqueue: microseconds"),
+    FreeParameter("host_launch_per_channel_s", 0.0, 1e-6, "one host-mapped FIFO slot per channel: well below a launch"),
+)
+"""The free parameters of the model, fitted jointly (:mod:`gpucomm.model.calibrate`) within these bounds. Everything
+else in this module is a constant NCCL uses, a cited figure, derived from these, or an alpha-beta fit
+(``alpha_beta`` of the calibration file) that only the algorithms NCCL does not run use."""
+
+
+def _slots():
+    """(container, key) of every :class:`Parameter` of this module: module globals and per-key dicts' entries."""
+    g = globals()
+    for key, obj in list(g.items()):
+        if isinstance(obj, Parameter):
+            yield g, key
+        elif isinstance(obj, dict) and obj and all(isinstance(v, Parameter) for v in obj.values()):
+            for k in obj:
+                yield obj, k
+
+
+def _set(values: dict) -> None:
+    for container, key in list(_slots()):
+        p = container[key]
+        if p.name in values:
+            container[key] = replace(p, value=float(values[p.name]))
+    # the derived parameters follow the fitted ones they are made of
+    g = globals()
+    g["DEFAULT_NVLINK_RING_EFFICIENCY"] = replace(
+        DEFAULT_NVLINK_RING_EFFICIENCY, value=(RING_EFFICIENCY["nvlink3"].value + RING_EFFICIENCY["nvlink4"].value) / 2)
+    g["LL_STEP_LATENCY_HOST_STAGED_S"] = replace(LL_STEP_LATENCY_HOST_STAGED_S, value=1e-6 * TUNER_LATENCY_SCALE["shm"].value)
+    g["NET_STEP_LATENCY_S"] = replace(NET_STEP_LATENCY_S, value=2.7e-6 * TUNER_LATENCY_SCALE["net"].value)
+    g["TUNER_LATENCY_SCALE_NVLINK"] = TUNER_LATENCY_SCALE["nvlink"]
+    from gpucomm.model import cost, nccl_fabric  # the memoized communicators hold delivered rates: rebuild them
+
+    cost._nccl_plan.cache_clear()
+    nccl_fabric.comm_and_table.cache_clear()
+
+
+def free_values() -> dict[str, float]:
+    """The current value of every free parameter.
+
+    Returns
+    -------
+    dict
+        Name (:data:`FREE_PARAMETERS`) -> value.
+    """
+    by_name = {p.name: p.value for p in all_parameters()}
+    return {f.name: by_name[f.name] for f in FREE_PARAMETERS}
+
+
+@contextmanager
+def using(values: dict):
+    """Run the model with some free parameters set to other values (the fit and its leave-one-out refits).
+
+    Parameters
+    ----------
+    values : dict
+        Free parameter name -> value; names not given keep theirs.
+
+    Yields
+    ------
+    None
+        Inside the block :mod:`gpucomm.model.cost` prices with these values; on leaving, the previous ones return.
+        Not thread-safe: it rebinds this module's parameters.
+
+    Raises
+    ------
+    KeyError
+        For a name that is not a free parameter.
+    """
+    names = {f.name for f in FREE_PARAMETERS}
+    unknown = set(values) - names
+    if unknown:
+        raise KeyError(f"not free parameters: {sorted(unknown)}")
+    before = free_values()
+    _set(values)
+    try:
+        yield
+    finally:
+        _set(before)
+
+
+def leave_one_out_folds() -> dict[str, dict]:
+    """The leave-one-out refits of the loaded calibration.
+
+    Returns
+    -------
+    dict
+        Unit (a sweep id, or a case row of :mod:`gpucomm.model.validation`) -> {free parameter: value refitted without
+        it} for the values that differ from the joint fit.
+    """
+    return _CALIBRATION.get("folds", {})
+
+
+TRANSPORTS = ("nvlink", "pcie", "network")
+"""The transport classes of the prediction band: NVLink/NVSwitch inside a node, PCIe (P2P or through host memory),
+and across nodes."""
+
+SIZE_BANDS = (("< 1 MiB", 0, 2**20), ("1-64 MiB", 2**20, 64 * 2**20), (">= 64 MiB", 64 * 2**20, math.inf))
+"""(name, lowest bytes, bytes above the band) of the band's size classes and of the validation report."""
+
+
+def size_band(msg_bytes: float) -> str:
+    """The name of the size band of :data:`SIZE_BANDS` that holds ``msg_bytes``.
+
+    Parameters
+    ----------
+    msg_bytes : float
+        Message size, bytes, >= 0.
+
+    Returns
+    -------
+    str
+        ``"< 1 MiB"``, ``"1-64 MiB"`` or ``">= 64 MiB"``.
+
+    Examples
+    --------
+    >>> size_band(2**20), size_band(64 * 2**20 - 1)
+    ('1-64 MiB', '1-64 MiB')
+    """
+    return next(name for name, low, high in SIZE_BANDS if low <= msg_bytes < high)
+
+
+def prediction_band(transport: str, msg_bytes: float) -> tuple[float, float]:
+    """The 10-90 % prediction band of the model's time, as factors of it.
+
+    The quantiles of log(measured / predicted) time of the leave-one-out predictions (every bundled sweep point and
+    case predicted with the parameters refitted without its sweep or case) in this transport and size band, as the
+    calibration file holds them (a cell with too few points takes its transport's, or every point's, quantiles).
+
+    Parameters
+    ----------
+    transport : {"nvlink", "pcie", "network"}
+        :data:`TRANSPORTS`.
+    msg_bytes : float
+        Message size, bytes.
+
+    Returns
+    -------
+    (float, float)
+        ``(low, high)``: a time between ``low x t`` and ``high x t`` holds 80 % of the cross-validated points;
+        ``(1.0, 1.0)`` while the calibration file has no band.
+
+    Raises
+    ------
+    KeyError
+        For an unknown transport.
+
+    Examples
+    --------
+    >>> low, high = prediction_band("nvlink", 2**30)
+    >>> low <= 1.0 <= high
+    True
+    """
+    if transport not in TRANSPORTS:
+        raise KeyError(f"transport {transport!r}: expected one of {', '.join(TRANSPORTS)}")
+    cells = _CALIBRATION.get("band", {}).get("cells", {})
+    q = cells.get(f"{transport} {size_band(msg_bytes)}")
+    if q is None:
+        return 1.0, 1.0
+    return math.exp(q[0]), math.exp(q[1])
