@@ -135,9 +135,21 @@ def test_training_network_claim_stops_the_page(monkeypatch, fresh_model):
         run_page(BOOK / "training.md", monkeypatch)
 
 
+
+def test_choosing_hardware_prefill_word_follows_the_model(monkeypatch, fresh_model):
+    """Host staging three times as efficient: TP=2 on two RTX 4090s stops slowing prefill, and the sentence says so."""
+    base = run_page(BOOK / "choosing_hardware.md", monkeypatch)
+    assert base["r4_pre_word"] == ("slows it down" if base["r4_pre_speedup"] < 1 else "speeds it up too")
+    scale_parameter(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 3.0 if base["r4_pre_speedup"] < 1 else 1 / 3)
+    glued = run_page(BOOK / "choosing_hardware.md", monkeypatch, record_claims=[])
+    assert glued["r4_pre_word"] != base["r4_pre_word"]
+    assert glued["r4_pre_word"] == ("slows it down" if glued["r4_pre_speedup"] < 1 else "speeds it up too")
+
+
 CASE_ID = re.compile(r"\b(?:case|sweep|point)s?\s+[CSP]\d{2}[a-z]?\b|\b[CSP]\d{2}t?(?:-[A-Za-z]+)?\b(?=[),;.:\s])")
 PLAIN_PAGES = ("tp_inference.md", "llama70b_tp4.md", "myths.md", "nvlink.md", "collectives.md", "nccl_algorithms.md",
-               "scale_out.md", "moe_all_to_all.md", "pcie.md", "nvswitch.md", "training.md")
+               "scale_out.md", "moe_all_to_all.md", "pcie.md", "nvswitch.md", "training.md",
+               "choosing_hardware.md")
 """Chapters already checked for ids in their prose (the rest of the book follows as each is rewritten)."""
 
 

@@ -93,3 +93,14 @@ def test_case_rows_name_the_system_and_refuse_an_unknown_case():
     assert (row["measured busbw (GB/s)"], row["model busbw (GB/s)"], row["model / measured"]) == (20.0, 25.0, 1.25)
     with pytest.raises(GpucommError, match="no validation result for case 'C05'"):
         case_rows(results, ["C05"])
+
+
+def test_serving_figures_convert_the_estimate_to_the_tables_units():
+    from gpucomm.model.course import serving_figures
+    from gpucomm.model.planning import serving_estimate
+
+    e = serving_estimate("llama-3-8b", make_fabric("nvlink4", gpu="h100_sxm5"), tp_size=2, batch=4)
+    got = serving_figures(e)
+    assert got["fits"] == ("yes" if e.fits_memory else "no")
+    assert (got["mem"], got["cap"], got["ttft"]) == (e.mem_bytes_per_gpu / 1e9, e.gpu_mem_bytes / 1e9, e.time_to_first_token_s * 1e3)
+    assert got["comm"] == 100 * e.decode_comm_share and got["user"] == e.tokens_per_s_per_user and got["gpu"] == e.tokens_per_s_per_gpu

@@ -17,7 +17,7 @@ from gpucomm.model.fabric import Fabric
 from gpucomm.model.hardware import Link, get_gpu
 from gpucomm.model.measurements import case
 
-__all__ = ["BandError", "CheckedOn", "algorithms_for", "band_error", "case_rows", "checked_on", "protocol_bands"]
+__all__ = ["BandError", "CheckedOn", "algorithms_for", "band_error", "case_rows", "checked_on", "protocol_bands", "serving_figures"]
 
 
 @dataclass(frozen=True)
@@ -268,3 +268,23 @@ def case_rows(results: Iterable, case_ids: Iterable[str]) -> list[dict]:
                      f"measured {what}": r.measured, f"model {what}": r.predicted,
                      "model / measured": r.predicted / r.measured})
     return rows
+
+
+def serving_figures(estimate) -> dict:
+    """The figures a chapter quotes of one serving estimate, in the units its tables print.
+
+    Parameters
+    ----------
+    estimate : gpucomm.model.planning.ServingEstimate
+        As :func:`gpucomm.model.planning.serving_estimate` returns it.
+
+    Returns
+    -------
+    dict
+        ``fits`` (``"yes"``/``"no"``), ``mem`` and ``cap`` (weights + KV cache per GPU, and the GPU's memory, GB),
+        ``user`` and ``gpu`` (decode tokens/s per user and per GPU), ``comm`` (decode communication share, %),
+        ``ttft`` (time to first token, ms).
+    """
+    return {"fits": "yes" if estimate.fits_memory else "no", "mem": estimate.mem_bytes_per_gpu / 1e9,
+            "cap": estimate.gpu_mem_bytes / 1e9, "user": estimate.tokens_per_s_per_user, "gpu": estimate.tokens_per_s_per_gpu,
+            "comm": 100 * estimate.decode_comm_share, "ttft": estimate.time_to_first_token_s * 1e3}
