@@ -146,10 +146,19 @@ def test_choosing_hardware_prefill_word_follows_the_model(monkeypatch, fresh_mod
     assert glued["r4_pre_word"] == ("slows it down" if glued["r4_pre_speedup"] < 1 else "speeds it up too")
 
 
+
+def test_rack_scale_tree_claim_stops_the_page(monkeypatch, fresh_model):
+    """The network at a tenth of its efficiency: two nodes now lose more than the NIC ratio, and the page stops."""
+    run_page(BOOK / "rack_scale.md", monkeypatch)
+    scale_parameter(monkeypatch, vars(cal), "NET_EFFICIENCY", 0.1)
+    with pytest.raises(claims.ClaimError, match="two nodes lose less than the NIC ratio"):
+        run_page(BOOK / "rack_scale.md", monkeypatch)
+
+
 CASE_ID = re.compile(r"\b(?:case|sweep|point)s?\s+[CSP]\d{2}[a-z]?\b|\b[CSP]\d{2}t?(?:-[A-Za-z]+)?\b(?=[),;.:\s])")
 PLAIN_PAGES = ("tp_inference.md", "llama70b_tp4.md", "myths.md", "nvlink.md", "collectives.md", "nccl_algorithms.md",
                "scale_out.md", "moe_all_to_all.md", "pcie.md", "nvswitch.md", "training.md",
-               "choosing_hardware.md")
+               "choosing_hardware.md", "rack_scale.md")
 """Chapters already checked for ids in their prose (the rest of the book follows as each is rewritten)."""
 
 

@@ -104,3 +104,15 @@ def test_serving_figures_convert_the_estimate_to_the_tables_units():
     assert got["fits"] == ("yes" if e.fits_memory else "no")
     assert (got["mem"], got["cap"], got["ttft"]) == (e.mem_bytes_per_gpu / 1e9, e.gpu_mem_bytes / 1e9, e.time_to_first_token_s * 1e3)
     assert got["comm"] == 100 * e.decode_comm_share and got["user"] == e.tokens_per_s_per_user and got["gpu"] == e.tokens_per_s_per_gpu
+
+
+def test_scale_out_share_per_gpu_divides_the_nics_among_the_gpus():
+    from gpucomm.model.course import scale_out_bw_per_gpu_bytes_per_s
+    from gpucomm.model.hardware import get_network, get_system
+
+    for key in ("dgx_h100", "gb200_nvl72"):
+        spec = get_system(key)
+        expected = get_network(spec.nic_key).bw_bytes_per_s * spec.num_nics / spec.num_gpus
+        assert scale_out_bw_per_gpu_bytes_per_s(key) == pytest.approx(expected)
+    with pytest.raises(GpucommError):
+        scale_out_bw_per_gpu_bytes_per_s("no_such_system")

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from gpucomm import GpucommError
 from gpucomm.model.cost import collective_cost, steps_and_wire_bytes
 from gpucomm.model.fabric import Fabric
-from gpucomm.model.hardware import Link, get_gpu
+from gpucomm.model.hardware import Link, get_gpu, get_network, get_system
 from gpucomm.model.measurements import case
 
-__all__ = ["BandError", "CheckedOn", "algorithms_for", "band_error", "case_rows", "checked_on", "protocol_bands", "serving_figures"]
+__all__ = ["BandError", "CheckedOn", "algorithms_for", "band_error", "case_rows", "checked_on", "protocol_bands",
+           "scale_out_bw_per_gpu_bytes_per_s", "serving_figures"]
 
 
 @dataclass(frozen=True)
@@ -288,3 +289,32 @@ def serving_figures(estimate) -> dict:
     return {"fits": "yes" if estimate.fits_memory else "no", "mem": estimate.mem_bytes_per_gpu / 1e9,
             "cap": estimate.gpu_mem_bytes / 1e9, "user": estimate.tokens_per_s_per_user, "gpu": estimate.tokens_per_s_per_gpu,
             "comm": 100 * estimate.decode_comm_share, "ttft": estimate.time_to_first_token_s * 1e3}
+
+
+def scale_out_bw_per_gpu_bytes_per_s(system: str) -> float:
+    """One GPU's share of its system's scale-out NICs, per direction, nominal (no efficiency applied).
+
+    Parameters
+    ----------
+    system : str
+        Key of :data:`gpucomm.model.hardware.SYSTEMS` with NICs (``"dgx_h100"``, ``"gb200_nvl72"``, ...).
+
+    Returns
+    -------
+    float
+        Bytes/s: the NIC's rate x NICs per system / GPUs per system.
+
+    Raises
+    ------
+    GpucommError
+        If the system is unknown or has no scale-out NIC in the catalog.
+
+    Examples
+    --------
+    >>> scale_out_bw_per_gpu_bytes_per_s("dgx_h100") / 1e9
+    50.0
+    """
+    spec = get_system(system)
+    if not spec.nic_key or not spec.num_nics:
+        raise GpucommError(f"system {system!r} has no scale-out NIC in the catalog")
+    return get_network(spec.nic_key).bw_bytes_per_s * spec.num_nics / spec.num_gpus
