@@ -155,11 +155,23 @@ def test_rack_scale_tree_claim_stops_the_page(monkeypatch, fresh_model):
         run_page(BOOK / "rack_scale.md", monkeypatch)
 
 
+
+def test_why_communication_slower_than_one_gpu_follows_the_model(monkeypatch, fresh_model):
+    """Host staging 8x as efficient: TP=8 prefill without P2P beats one GPU; the sentence says so and quiz 4 stops."""
+    base = run_page(BOOK / "why_communication.md", monkeypatch)
+    assert base["sp_pre_nop2p_word"] == ("slower than one GPU" if base["sp_pre_nop2p"] < 1 else "still faster than one GPU")
+    scale_parameter(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 8.0)
+    broken: list = []
+    glued = run_page(BOOK / "why_communication.md", monkeypatch, record_claims=broken)
+    assert glued["sp_pre_nop2p"] > 1 and glued["sp_pre_nop2p_word"] == "still faster than one GPU"
+    assert any("quiz 4" in claim for claim in broken), broken
+
+
 CASE_ID = re.compile(r"\b(?:case|sweep|point)s?\s+[CSP]\d{2}[a-z]?\b|\b[CSP]\d{2}t?(?:-[A-Za-z]+)?\b(?=[),;.:\s])")
 PLAIN_PAGES = ("tp_inference.md", "llama70b_tp4.md", "myths.md", "nvlink.md", "collectives.md", "nccl_algorithms.md",
                "scale_out.md", "moe_all_to_all.md", "pcie.md", "nvswitch.md", "training.md",
                "choosing_hardware.md", "rack_scale.md", "debugging.md",
-               "scale_out_fabric.md")
+               "scale_out_fabric.md", "why_communication.md")
 """Chapters already checked for ids in their prose (the rest of the book follows as each is rewritten)."""
 
 
