@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from gpucomm import GpucommError
 
-__all__ = ["ALL_REDUCE_KERNELS", "SymmetricChoice", "kernel_time_us", "pick_all_reduce_kernel", "SOURCE"]
+__all__ = ["ALL_REDUCE_KERNELS", "KERNEL_SHAPES", "SymmetricChoice", "kernel_time_us", "pick_all_reduce_kernel", "SOURCE"]
 
 SOURCE = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/sym_kernels.cc"
 """NCCL v2.30.7-1 ``src/sym_kernels.cc``: ``softmin``, ``softplus``, ``model`` (l. 151-165), ``queryModel_lsa``
@@ -37,6 +37,14 @@ SOURCE = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/sym_kernels.cc"
 ALL_REDUCE_KERNELS = ("AGxLL_R", "AGxLLMC_R", "RSxLD_AGxST", "RSxLDMC_AGxSTMC")
 """The all_reduce kernels of ``kernelName`` (``src/sym_kernels.cc`` l. 16-34) in NCCL's order, less the TMA
 variant that ``NCCL_SYM_TMA_ENABLE`` (default 0, l. 134) leaves off."""
+
+KERNEL_SHAPES = {
+    "AGxLL_R": "one-shot: an all-gather with the LL protocol, then a local reduce",
+    "AGxLLMC_R": "one-shot: an all-gather with the LL protocol through multicast stores, then a local reduce",
+    "RSxLD_AGxST": "two-shot: a reduce-scatter by loads from every peer, then an all-gather by stores",
+    "RSxLDMC_AGxSTMC": "two-shot through the switch: it reduces on load and broadcasts on store",
+}
+"""What each kernel of :data:`ALL_REDUCE_KERNELS` does, in words (from its name and ``src/device/symmetric/``)."""
 
 _MAX_BLOCKS = 64  # ncclSymkMaxBlocks, src/include/sym_kernels.h l. 25 (v2.30.7-1)
 _MIN_CTAS, _MAX_CTAS = 1, 64  # config defaults minCTAs 1, maxCTAs MAXCHANNELS = 64 (src/init.cc l. 2412-2413)
