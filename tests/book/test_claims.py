@@ -171,7 +171,8 @@ CASE_ID = re.compile(r"\b(?:case|sweep|point)s?\s+[CSP]\d{2}[a-z]?\b|\b[CSP]\d{2
 PLAIN_PAGES = ("tp_inference.md", "llama70b_tp4.md", "myths.md", "nvlink.md", "collectives.md", "nccl_algorithms.md",
                "scale_out.md", "moe_all_to_all.md", "pcie.md", "nvswitch.md", "training.md",
                "choosing_hardware.md", "rack_scale.md", "debugging.md",
-               "scale_out_fabric.md", "why_communication.md")
+               "scale_out_fabric.md", "why_communication.md",
+               "measuring.md")
 """Chapters already checked for ids in their prose (the rest of the book follows as each is rewritten)."""
 
 
