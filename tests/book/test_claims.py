@@ -167,12 +167,21 @@ def test_why_communication_slower_than_one_gpu_follows_the_model(monkeypatch, fr
     assert any("quiz 4" in claim for claim in broken), broken
 
 
+
+def test_small_messages_vllm_crossover_stops_the_page(monkeypatch, fresh_model):
+    """Custom kernels 20x slower per step: their lines no longer cross where vLLM switches, and the page stops."""
+    run_page(BOOK / "small_messages.md", monkeypatch)
+    scale_parameter(monkeypatch, vars(cal), "LL_STEP_LATENCY_S", 20.0)
+    with pytest.raises(claims.ClaimError, match="cross about where vLLM switches"):
+        run_page(BOOK / "small_messages.md", monkeypatch)
+
+
 CASE_ID = re.compile(r"\b(?:case|sweep|point)s?\s+[CSP]\d{2}[a-z]?\b|\b[CSP]\d{2}t?(?:-[A-Za-z]+)?\b(?=[),;.:\s])")
 PLAIN_PAGES = ("tp_inference.md", "llama70b_tp4.md", "myths.md", "nvlink.md", "collectives.md", "nccl_algorithms.md",
                "scale_out.md", "moe_all_to_all.md", "pcie.md", "nvswitch.md", "training.md",
                "choosing_hardware.md", "rack_scale.md", "debugging.md",
                "scale_out_fabric.md", "why_communication.md",
-               "measuring.md")
+               "measuring.md", "small_messages.md")
 """Chapters already checked for ids in their prose (the rest of the book follows as each is rewritten)."""
 
 

@@ -116,3 +116,18 @@ def test_scale_out_share_per_gpu_divides_the_nics_among_the_gpus():
         assert scale_out_bw_per_gpu_bytes_per_s(key) == pytest.approx(expected)
     with pytest.raises(GpucommError):
         scale_out_bw_per_gpu_bytes_per_s("no_such_system")
+
+
+def test_first_slower_size_is_the_first_power_of_two_where_the_order_flips():
+    from gpucomm.model.cost import collective_cost
+    from gpucomm.model.course import first_slower_size
+
+    size = first_slower_size("all_reduce", "one_shot", than="two_shot", num_ranks=8, fabric="nvlink4")
+
+    def t(n, algorithm):
+        return collective_cost("all_reduce", n, num_ranks=8, fabric="nvlink4", algorithm=algorithm).time_s
+
+    assert t(size, "one_shot") > t(size, "two_shot")
+    assert size == 2**10 or t(size // 2, "one_shot") <= t(size // 2, "two_shot")
+    with pytest.raises(GpucommError, match="not slower"):
+        first_slower_size("all_reduce", "one_shot", than="two_shot", num_ranks=8, fabric="nvlink4", max_bytes=size // 2)

@@ -17,8 +17,8 @@ from gpucomm.model.fabric import Fabric
 from gpucomm.model.hardware import Link, get_gpu, get_network, get_system
 from gpucomm.model.measurements import case
 
-__all__ = ["BandError", "CheckedOn", "algorithms_for", "band_error", "case_rows", "checked_on", "protocol_bands",
-           "scale_out_bw_per_gpu_bytes_per_s", "serving_figures"]
+__all__ = ["BandError", "CheckedOn", "algorithms_for", "band_error", "case_rows", "checked_on", "first_slower_size",
+           "protocol_bands", "scale_out_bw_per_gpu_bytes_per_s", "serving_figures"]
 
 
 @dataclass(frozen=True)
@@ -318,3 +318,46 @@ def scale_out_bw_per_gpu_bytes_per_s(system: str) -> float:
     if not spec.nic_key or not spec.num_nics:
         raise GpucommError(f"system {system!r} has no scale-out NIC in the catalog")
     return get_network(spec.nic_key).bw_bytes_per_s * spec.num_nics / spec.num_gpus
+
+
+def first_slower_size(collective: str, algorithm: str, *, than: str = "auto", num_ranks: int, fabric: Fabric | str | Link,
+                      min_bytes: int = 2**10, max_bytes: int = 2**26) -> int:
+    """The smallest power-of-two size at which ``algorithm`` takes longer than ``than``: where it stops winning.
+
+    Parameters
+    ----------
+    collective : str
+        torch.distributed name.
+    algorithm, than : str
+        The two algorithms compared, as :func:`gpucomm.model.cost.collective_cost` takes them (``than="auto"``: NCCL's
+        own choice at each size).
+    num_ranks : int
+        GPUs taking part.
+    fabric : Fabric, str or Link
+        As :func:`gpucomm.model.cost.collective_cost`.
+    min_bytes, max_bytes : int
+        The sizes scanned, bytes: the powers of two from ``min_bytes`` (rounded up to one) to ``max_bytes``.
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Raises
+    ------
+    GpucommError
+        If ``algorithm`` is not slower at any scanned size, or as :func:`gpucomm.model.cost.collective_cost`.
+
+    Examples
+    --------
+    >>> first_slower_size("all_reduce", "one_shot", than="two_shot", num_ranks=8, fabric="nvlink4") < 2**26
+    True
+    """
+    size = 1 << max(0, (min_bytes - 1).bit_length())
+    while size <= max_bytes:
+        mine = collective_cost(collective, size, num_ranks=num_ranks, fabric=fabric, algorithm=algorithm).time_s
+        other = collective_cost(collective, size, num_ranks=num_ranks, fabric=fabric, algorithm=than).time_s
+        if mine > other:
+            return size
+        size *= 2
+    raise GpucommError(f"{algorithm} is not slower than {than} at any size from {min_bytes} to {max_bytes} bytes")
