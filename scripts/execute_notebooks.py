@@ -7,12 +7,16 @@ Each notebook runs in its own folder with the ``python3`` kernel of this interpr
 ``skip-execution`` (the live ipywidgets calculators: their state would inline megabytes of
 widget JavaScript into the page) are skipped and keep no output; no widget state is stored;
 no per-cell timing metadata is written, so a re-run that changes no number changes no byte.
+Each figure is stored once (plotly's JSON: gpucomm.viz.figures.render) and written on one line, not
+one number per line as nbformat's indented JSON would: the notebooks stay small (1 MB in all,
+tests/viz/test_render.py) and any Jupyter reads them the same.
 Then check: ``.venv/bin/python -m pytest --nbval notebooks/ --nbval-sanitize-with tests/nbval_sanitize.cfg``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -34,8 +38,29 @@ def execute(path: Path, timeout_s: int = 300) -> int:
                             record_timing=False, resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     nb.metadata.pop("widgets", None)
-    nbformat.write(nb, path)
+    nbformat.validate(nb)
+    path.write_text(compact_figures(nbformat.writes(nb)), encoding="utf-8")
     return path.stat().st_size
+
+
+PLOTLY_JSON = "application/vnd.plotly.v1+json"
+
+
+def compact_figures(text: str) -> str:
+    """``text`` (a notebook as nbformat writes it: sorted keys, indent 1) with each plotly figure on one line."""
+    nb = json.loads(text)
+    figures = []
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if PLOTLY_JSON in data:
+                figures.append(data[PLOTLY_JSON])
+                data[PLOTLY_JSON] = f"@@figure {len(figures) - 1}@@"
+    out = json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    for i, figure in enumerate(figures):
+        out = out.replace(json.dumps(f"@@figure {i}@@"),
+                          json.dumps(figure, sort_keys=True, separators=(",", ":"), ensure_ascii=False), 1)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
