@@ -139,11 +139,11 @@ def test_training_network_claim_stops_the_page(monkeypatch, fresh_model):
 def test_choosing_hardware_prefill_word_follows_the_model(monkeypatch, fresh_model):
     """Host staging three times as efficient: TP=2 on two RTX 4090s stops slowing prefill, and the sentence says so."""
     base = run_page(BOOK / "choosing_hardware.md", monkeypatch)
-    assert base["r4_pre_word"] == ("slows it down" if base["r4_pre_speedup"] < 1 else "speeds it up too")
+    assert base["r4_pre_word"] == ("gets slower" if base["r4_pre_speedup"] < 1 else "gets faster too")
     scale_parameter(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 3.0 if base["r4_pre_speedup"] < 1 else 1 / 3)
     glued = run_page(BOOK / "choosing_hardware.md", monkeypatch, record_claims=[])
     assert glued["r4_pre_word"] != base["r4_pre_word"]
-    assert glued["r4_pre_word"] == ("slows it down" if glued["r4_pre_speedup"] < 1 else "speeds it up too")
+    assert glued["r4_pre_word"] == ("gets slower" if glued["r4_pre_speedup"] < 1 else "gets faster too")
 
 
 
