@@ -45,7 +45,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 PROCESS_STARTERS = (
     "subprocess", "sys.executable", "Popen", "multiprocessing", "init_process_group", "launch_workers",
     "launch_local", "run_sweep", "run_tp_layer", "run_copy_bandwidth", "run_doctor", "torch.distributed.run",
-    "gloo_sweep", "run_rank", "metadata_record", "measure_copy_bandwidth", "local_topology_text",
+    "gloo_sweep", "run_rank", "metadata_record", "measure_copy_bandwidth", "local_topology_text", "profile_all_reduce",
 )
 """Names whose appearance in a test's code (or a helper it calls) marks the test ``procs``: the standard library's
 ways to start a process, torch's process group, and the package's entry points that start ranks. A name missing here
