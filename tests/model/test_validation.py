@@ -164,13 +164,14 @@ def test_sweep_figure_draws_every_sweep_point_and_marks_fits_and_disturbed_runs(
 def test_sweep_targets_of_the_model_issue_out_of_sample(results):
     from gpucomm.model.validation import SWEEPS, nvlink_sweep_ids, sweep_bands, targets
 
-    # leave-one-sweep-out over every sweep: from 64 MiB the band is met; below 64 MiB it is not (single-process hosts'
-    # floors below 1 MiB, one NVLink latency scale for every generation, the 8x A100 sweeps from 4 to 32 MiB and
-    # multi-node mid sizes), nor the share within 15 % (the issue's 70 % done-when figure included)
+    # leave-one-sweep-out over every sweep, against the issue's done-when figures: from 64 MiB the band is met; below
+    # 64 MiB it is not (single-process hosts' floors below 1 MiB, the 8x A100 sweeps from 4 to 32 MiB and multi-node
+    # mid sizes), nor the share within 15 % (70 %)
     every = {t.name: t.met for t in targets(results)}
     assert every["sweep median |error| >= 64 MiB (<= 12%)"], every
     assert not every["sweep median |error| 1-64 MiB (<= 12%)"] and not every["sweep median |error| < 1 MiB (<= 12%)"]
-    assert not every["sweep points within 15 % (>= 80%)"]
+    assert not every["sweep points within 15 % (>= 70%)"]
+    assert "sweep median |error| (<= 9%)" in every
     assert nvlink_sweep_ids() == {s.sweep_id for s in SWEEPS} - {"S06", "S07"}
     assert all(r.why for r in results if r.sweep in ("S06", "S07") and abs(r.error) > 0.15)
     # a disturbed run is reported but does not count: it changes no target

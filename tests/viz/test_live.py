@@ -13,10 +13,13 @@ import json
 import subprocess
 import sys
 import zipfile
+from dataclasses import replace
 
 import pytest
 
 from gpucomm.cli import main as cli_main
+from gpucomm.model.cost import collective_cost
+from gpucomm.model.hardware import get_system
 from gpucomm.viz.calculators.collective import (
     CONTROL_ROWS,
     CostInputs,
@@ -50,6 +53,37 @@ def test_spec_is_plain_json_and_the_notebook_figure_is_the_same_spec():
 
     assert go.Figure(spec).to_dict() == figure  # plotly validates every property of the spec
     assert len(spec["data"]) == len(figure["data"]) and spec["data"][0]["y"] == list(figure["data"][0]["y"])
+
+
+def test_each_series_has_its_10_to_90_percent_band_from_the_model():
+    # yours and each compared system: a low and a high trace on the time panel, the high one shaded down to the low
+    # one, legend-grouped with the series' curve, no hover; their y are the model's time_low_s and time_high_s
+    inputs = CostInputs(**A100)
+    spec = collective_spec(inputs)
+    sizes = spec["data"][0]["x"]
+    names = [t["name"] for t in spec["data"]]
+    for name, system in (("your configuration", "dgx_a100"), (get_system("dgx_h100").name, "dgx_h100")):
+        curve = names.index(name)
+        low = names.index(f"{name}: 10-90 % band (low)")
+        high = names.index(f"{name}: 10-90 % band (high)")
+        assert high == low + 1 and low > curve  # tonexty fills to the trace just before it
+        fabric = replace(inputs, system=system).fabric()
+        costs = [collective_cost("all_reduce", s, num_ranks=4, fabric=fabric) for s in sizes]
+        assert spec["data"][low]["y"] == pytest.approx([c.time_low_s * 1e6 for c in costs])
+        assert spec["data"][high]["y"] == pytest.approx([c.time_high_s * 1e6 for c in costs])
+        assert all(lo < t < hi for lo, t, hi in zip(spec["data"][low]["y"], spec["data"][curve]["y"],
+                                                    spec["data"][high]["y"]))
+        for i in (low, high):
+            t = spec["data"][i]
+            assert t["legendgroup"] == spec["data"][curve]["legendgroup"] and t["showlegend"] is False
+            assert t["hoverinfo"] == "skip" and t["visible"] is True and (t["xaxis"], t["yaxis"]) == ("x", "y")
+        assert spec["data"][high]["fill"] == "tonexty" and "fill" not in spec["data"][low]
+    # a system not compared: its band is hidden with its curve
+    hidden = [t for t in spec["data"] if t["name"].endswith("band (low)") and t["visible"] is False]
+    assert hidden and all(t["y"] == [] for t in hidden)
+    # the curves keep the indices the front end and the widget know: time and busbw first, the markers next
+    assert [t["name"] for t in spec["data"][:2]] == ["your configuration", "your configuration: busbw"]
+    assert spec["data"][5]["mode"] == "markers" and spec["data"][6]["mode"] == "markers"
 
 
 def test_controls_come_from_the_field_metadata():

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{s.median_factor:.2f}x", f"{s.worst_factor:.2f}x", s.target,
                   "" if s.within_target is None else f"{s.within_target} of {s.count}") for s in summary],
                 width=width)
-    print_table("sweeps by size band (points with busbw >= 1 GB/s)",
+    print_table("sweeps by size band (points with busbw >= 1 GB/s; left out: predicted leave-one-sweep-out)",
                 ("sweep", "band", "sample", "points", "median |error|", "worst |error|", "within 15 %"),
                 [(b.sweep, b.band, "in (fitted)" if b.in_sample else "left out", str(b.count),
                   f"{100 * b.median_abs_error:.1f} %", f"{100 * b.worst_abs_error:.0f} %", f"{b.share_within:.0%}")

@@ -422,9 +422,7 @@ def _single_node_cost(collective: str, size: int, n: int, fabric: Fabric, algori
         raise GpucommError(f"algorithm {algorithm!r} reads peers' memory directly: expected P2P (drop --no-p2p)")
     steps, wire = _steps_and_wire(algorithm, collective, size, n)
     costs = _protocol_costs(fabric, steps, wire, bw)
-    if protocol != "auto":
-        if protocol not in costs:
-            raise GpucommError(f"protocol {protocol!r} with algorithm {algorithm!r}: expected one of {', '.join(costs)}")
+    if protocol != "auto":  # LL or Simple: collective_cost refuses the others before an alpha-beta path
         costs = {protocol: costs[protocol]}
     best = min(costs, key=lambda p: sum(costs[p]))
     return algorithm, best, *costs[best]

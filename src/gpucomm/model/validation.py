@@ -45,9 +45,10 @@ BANDS = SIZE_BANDS
 """Size bands of :func:`sweep_bands` and :func:`accuracy`: (name, lowest bytes, bytes above the band), those of the
 prediction band (:data:`~gpucomm.model.hardware.calibration.SIZE_BANDS`)."""
 
-SWEEP_TARGETS = {"within": 0.15, "share_within": 0.80, "median": 0.08, "band_median": 0.12, "min_busbw_gb_per_s": 1.0}
-"""The model issue's figures for out-of-sample sweep points with busbw >= 1 GB/s: at least 80 % of them within
-15 %, median |error| <= 8 %, each band's median <= 12 %."""
+SWEEP_TARGETS = {"within": 0.15, "share_within": 0.70, "median": 0.09, "band_median": 0.12, "min_busbw_gb_per_s": 1.0}
+"""The model issue's figures (its "done when") for the sweep points with busbw >= 1 GB/s, each predicted
+leave-one-sweep-out (with the free parameters refitted without its sweep): at least 70 % of them within 15 %, median
+|error| <= 9 %, each size band's median <= 12 %."""
 
 
 def _socket_gb(key: str, *, nccl: bool = False) -> float:

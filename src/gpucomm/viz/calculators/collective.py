@@ -253,7 +253,9 @@ def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
     -------
     dict
         ``time_us``, ``alpha_us`` (latency part, the launch term included), ``beta_us`` (bandwidth part), ``busbw_gbs``,
-        ``algbw_gbs`` (1 GB/s = 1e9 B/s, per direction), one value per size.
+        ``algbw_gbs`` (1 GB/s = 1e9 B/s, per direction), and the 10-90 % prediction band of the time, ``time_low_us``
+        and ``time_high_us`` (:attr:`~gpucomm.model.cost.CollectiveCost.time_low_s`, ``time_high_s``), one value per
+        size.
 
     Raises
     ------
@@ -261,7 +263,7 @@ def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
         From :func:`gpucomm.model.cost.collective_cost` (an algorithm that does not apply...).
     """
     fabric = inputs.fabric()
-    out: dict[str, list[float]] = {"time_us": [], "alpha_us": [], "beta_us": [], "busbw_gbs": [], "algbw_gbs": []}
+    out: dict[str, list[float]] = {k: [] for k in (*_SERIES_KEYS, *_BAND_KEYS)}
     for size in sizes:
         c = collective_cost(inputs.collective, size, num_ranks=inputs.num_ranks, fabric=fabric,
                             algorithm=inputs.algorithm, protocol=inputs.protocol)
@@ -270,6 +272,8 @@ def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
         out["beta_us"].append(c.transfer_s * 1e6)
         out["busbw_gbs"].append(c.busbw_bytes_per_s / 1e9)
         out["algbw_gbs"].append(c.algbw_bytes_per_s / 1e9)
+        out["time_low_us"].append(c.time_low_s * 1e6)
+        out["time_high_us"].append(c.time_high_s * 1e6)
     return out
 
 
@@ -282,6 +286,13 @@ def cost_point(inputs: CostInputs):
 
 _SERIES_KEYS = ("time_us", "busbw_gbs", "alpha_us", "beta_us", "algbw_gbs")
 """Order of the five traces of one series (time and busbw first: the existing tests read data[0], data[1])."""
+
+_BAND_KEYS = ("time_low_us", "time_high_us")
+"""The two traces of one series' prediction band, low then high: the high one fills down to the low one (plotly's
+``fill="tonexty"`` fills to the trace before it on the same axes)."""
+
+BAND_OPACITY = 0.15
+"""Opacity of a band's shading: the curves and the other series' bands show through it."""
 
 
 def _color(i: int, n: int) -> str:
@@ -307,6 +318,38 @@ def _series_traces(name: str, color: str, sizes: list[int], series: dict | None,
             type="scatter", x=sizes, y=y[key], name=name if key == "time_us" else f"{name}: {what}", legendgroup=name,
             showlegend=key == "time_us", mode="lines", visible=visible, line=dict(color=color, width=width, **dash),
             hovertemplate=f"{hover}<extra>{name}</extra>", **_PANEL_AXES[col]))
+    return traces
+
+
+def _translucent(color: str, alpha: float = BAND_OPACITY) -> str:
+    """A ``hsl(...)`` or ``#rgb``/``#rrggbb`` colour with opacity ``alpha``, as plotly reads it.
+
+    Examples
+    --------
+    >>> _translucent("hsl(120,65%,42%)", 0.2), _translucent("#111", 0.5)
+    ('hsla(120,65%,42%,0.2)', 'rgba(17,17,17,0.5)')
+    """
+    if color.startswith("hsl("):
+        return f"hsla({color[4:-1]},{alpha:g})"
+    digits = color.lstrip("#")
+    digits = "".join(2 * d for d in digits) if len(digits) == 3 else digits
+    return "rgba({},{},{},{:g})".format(*(int(digits[i:i + 2], 16) for i in (0, 2, 4)), alpha)
+
+
+def _band_traces(name: str, color: str, sizes: list[int], series: dict | None, visible: bool | str = True) -> list[dict]:
+    """The two traces of one series' 10-90 % time band on the time panel, as plain dicts: a line without width at
+    the low end, then the high end filled down to it; grouped with the series in the legend (hidden with it), no hover
+    (the band is the curve's uncertainty, not a curve of its own)."""
+    empty = [None] * len(sizes)
+    y = series or {k: empty for k in _BAND_KEYS}
+    traces = []
+    for key, end in zip(_BAND_KEYS, ("low", "high")):
+        trace = dict(type="scatter", x=sizes, y=y[key], name=f"{name}: 10-90 % band ({end})", legendgroup=name,
+                     showlegend=False, mode="lines", visible=visible, line=dict(width=0, color=color), hoverinfo="skip",
+                     **_PANEL_AXES[1])
+        if end == "high":
+            trace.update(fill="tonexty", fillcolor=_translucent(color))
+        traces.append(trace)
     return traces
 
 
@@ -372,7 +415,10 @@ def collective_spec(inputs: CostInputs | None = None, sizes: list[int] | None = 
     Traces, in order: the configuration's time, busbw, alpha part, beta part, algbw (five); a marker
     at ``inputs.msg_bytes`` on the time and on the busbw panel (two); then five traces for each
     system of :func:`system_choices` (the ``compare`` candidates), visible only if selected in
-    ``inputs.compare``. :func:`collective_update` recomputes all of them; the live widget
+    ``inputs.compare``; then the 10-90 % prediction band of each series' time (two traces each, low then high,
+    the high one shaded down to the low one: :attr:`~gpucomm.model.cost.CollectiveCost.time_low_s` and
+    ``time_high_s``), the configuration's first, then each system's, shown with its series.
+    :func:`collective_update` recomputes all of them; the live widget
     (:func:`gpucomm.viz.widgets.collective.build_cost_widget`) applies it in place.
 
     Parameters
@@ -419,6 +465,10 @@ def collective_skeleton(sizes: list[int] | None = None) -> dict:
     compare = _compare_choices()
     for i, (name, _key) in enumerate(compare):
         data += _series_traces(name, _color(i, len(compare)), sizes, None, visible=False, width=1.8)
+    # the bands last: the trace indices of the curves and markers stay those the front end and the widget know
+    data += _band_traces("your configuration", "#111", sizes, None)
+    for i, (name, _key) in enumerate(compare):
+        data += _band_traces(name, _color(i, len(compare)), sizes, None, visible=False)
     return {"data": data, "layout": _explorer_layout(sizes, "")}
 
 
@@ -461,6 +511,7 @@ def collective_update(inputs: CostInputs, sizes: list[int] | None = None) -> Fig
     ys: list = [series[k] for k in _SERIES_KEYS] + [[point.time_s * 1e6], [point.busbw_bytes_per_s / 1e9]]
     xs: list = [sizes] * 5 + [[inputs.msg_bytes]] * 2
     visible: list = [True] * 7
+    bands = [(series, True)]
     for _name, key in _compare_choices():
         other = None
         if key in inputs.compare:
@@ -474,13 +525,19 @@ def collective_update(inputs: CostInputs, sizes: list[int] | None = None) -> Fig
         ys += [other[k] if other else [] for k in _SERIES_KEYS]
         xs += [sizes if other else []] * 5
         visible += [other is not None] * 5
+        bands.append((other, other is not None))
+    for band, shown in bands:  # after every curve, as collective_skeleton orders them
+        ys += [band[k] if band else [] for k in _BAND_KEYS]
+        xs += [sizes if band else []] * 2
+        visible += [shown] * 2
     summary = (f"{inputs.collective} of {format_size(point.msg_bytes)} on {inputs.label}: "
                f"{format_time(point.time_s)} = alpha {format_time(point.latency_s + point.launch_s)}"
                + (f" (launch {format_time(point.launch_s)} included)" if point.launch_s else "")
                + f" + beta {format_time(point.transfer_s)}; "
                f"algbw {point.algbw_bytes_per_s / 1e9:.1f} GB/s, busbw {point.busbw_bytes_per_s / 1e9:.1f} GB/s "
                f"({point.algorithm}, {point.protocol} protocol)")
-    times = [ys[0]] + ys[7::5]  # total times of the drawn series (yours, then each compared system)
+    curves = 7 + 5 * len(_compare_choices())
+    times = [ys[0]] + ys[7:curves:5]  # total times of the drawn series (yours, then each compared system)
     return FigureUpdate({"x": xs, "y": ys, "visible": visible}, tuple(range(len(ys))),
                         {"title.text": _title(inputs), "yaxis.range": _time_range(times)}, summary)
 
