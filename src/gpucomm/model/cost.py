@@ -518,12 +518,11 @@ def _ll_latency_s(fabric: Fabric, intra_steps: float, net_steps: float) -> float
 
 def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
                             protocol: str) -> tuple[str, str, float, float]:
-    """Rings through every GPU of every node, as NCCL runs them across nodes: one ring (channel) per NIC, each
-    carrying its share of the buffer and leaving the node through its own NIC, so the node's NICs together carry
-    one ring's traffic and the slower of that and the intra-node rate sets the pace. A chunk going round the ring
-    crosses a node boundary on (N-1)/(n-1) of its steps (N nodes, n ranks) and waits a network hop there, an
-    intra-node hop elsewhere. all_to_all sends (n-g)/n of every buffer over the network; send_recv crosses it as one
-    flow on one NIC."""
+    """all_to_all and send_recv across nodes (NCCL's tuner prices the other collectives there): rings through every
+    GPU of every node, one ring (channel) per NIC, each carrying its share of the buffer and leaving the node through
+    its own NIC. A chunk going round the ring crosses a node boundary on (N-1)/(n-1) of its steps (N nodes, n ranks)
+    and waits a network hop there, an intra-node hop elsewhere. all_to_all sends (n-g)/n of every buffer over the
+    network, through all of a node's NICs; send_recv crosses it as one flow on one NIC."""
     nodes = fabric.num_nodes
     g = n // nodes
     intra = fabric.one_node()
@@ -533,10 +532,8 @@ def _ring_across_nodes_cost(collective: str, size: int, n: int, fabric: Fabric,
     steps, wire = _steps_and_wire("ring", collective, size, n)
     if collective == "all_to_all":
         transfer = max(size * (g - 1) / n / intra_bw, g * size * (n - g) / n / node_bw)
-    elif collective == "send_recv":
+    else:  # send_recv
         transfer = wire / min(intra_bw, nic_bw)
-    else:
-        transfer = wire / min(intra_bw, node_bw)
     net_steps = steps * (nodes - 1) / (n - 1)
     costs = {"LL": (_ll_latency_s(fabric, steps - net_steps, net_steps), transfer / cal.LL_BW_FRACTION.value),
              "Simple": (cal.SIMPLE_LATENCY_S.value, transfer)}
