@@ -156,7 +156,13 @@ def test_collective_explorer_steps_and_views():
     assert list(all_gather_dgx) == pytest.approx(ag, rel=1e-3)
     menu = fig.layout.updatemenus[0]
     assert [b.label for b in menu.buttons][:2] == ["all_reduce", "all_reduce (ring)"]
-    assert sum(menu.buttons[1].args[0]["visible"]) == 10 and len(fig.data) == 4 * 2 * 5
+    # 4 views x 2 systems x 5 curves, then the 10-90 % band of each time curve (low, high) in the same order
+    assert sum(menu.buttons[1].args[0]["visible"]) == 14 and len(fig.data) == 4 * 2 * 5 + 4 * 2 * 2
+    bands = 4 * 2 * 5
+    assert ys[bands + 2] == pytest.approx(nvl["time_low_us"], rel=1e-3)  # view 0, system 1, low
+    assert ys[bands + 3] == pytest.approx(nvl["time_high_us"], rel=1e-3)
+    assert fig.data[bands + 3].fill == "tonexty" and fig.data[bands + 3].legendgroup == fig.data[5].legendgroup
+    assert menu.buttons[1].args[0]["visible"][bands + 4:bands + 8] == [True] * 4  # view 1's bands with its curves
 
 
 # --- TP inference -------------------------------------------------------------------------------------

@@ -580,7 +580,8 @@ def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
     Returns
     -------
     plotly.graph_objects.Figure
-        ``len(views) x len(systems) x 5`` traces (time, busbw, alpha, beta, algbw per system and view).
+        ``len(views) x len(systems) x 5`` traces (time, busbw, alpha, beta, algbw per system and view), then
+        ``len(views) x len(systems) x 2``: the 10-90 % band of each time curve (low, high), in the same order.
 
     Raises
     ------
@@ -598,7 +599,7 @@ def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
     sizes = sizes or list(EXPLORER_SIZES)
 
     def ys(n: int) -> list[list]:
-        out = []
+        out, bands = [], []
         for collective, algorithm in views:
             for key in systems:
                 nodes = nodes_for(key, n)
@@ -610,26 +611,30 @@ def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
                     except GpucommError:
                         series = None
                 out += [series[k] if series else [None] * len(sizes) for k in _SERIES_KEYS]
-        return out
+                bands += [series[k] if series else [None] * len(sizes) for k in _BAND_KEYS]
+        return out + bands  # the bands after every curve, in the same (view, system) order
 
     import plotly.graph_objects as go
 
     data = [trace for v, _view in enumerate(views) for i, key in enumerate(systems)
             for trace in _series_traces(get_system(key).name, _color(i, len(systems)), sizes, None, visible=v == 0)]
+    curves = len(data)
+    data += [trace for v, _view in enumerate(views) for i, key in enumerate(systems)
+             for trace in _band_traces(get_system(key).name, _color(i, len(systems)), sizes, None, visible=v == 0)]
     traces = tuple(range(len(data)))
 
     def update(n: int) -> FigureUpdate:
         y = ys(n)
         return FigureUpdate({"y": y}, traces, {"title.text": f"{n} GPUs (a system's nodes added as needed; model)",
-                                               "yaxis.range": _time_range(y[::5])})
+                                               "yaxis.range": _time_range(y[:curves:5])})
 
     steps = [dict(method="update", label=str(n), args=step_args(update(n))) for n in gpu_counts]
     initial = step_args(update(initial_gpus))
     for index, y in zip(traces, initial[0]["y"]):
         data[index]["y"] = y
-    per_view = len(systems) * 5
     buttons = [dict(method="restyle", label=f"{c} ({a})" if a != "auto" else c,
-                    args=[{"visible": [v == w for w in range(len(views)) for _ in range(per_view)]}])
+                    args=[{"visible": [v == w for per_view in (len(systems) * 5, len(systems) * 2)
+                                       for w in range(len(views)) for _ in range(per_view)]}])
                for v, (c, a) in enumerate(views)]
     fig = go.Figure({"data": data, "layout": _explorer_layout(sizes, initial[1]["title.text"])})
     fig.layout.yaxis.range = initial[1]["yaxis.range"]
