@@ -64,7 +64,8 @@
     for (const table of main.querySelectorAll("table")) {  // each in a box that scrolls sideways (wrapTables)
       if (!table.rows.length || !scrollsSideways(table, main)) continue;
       let width = table.getBoundingClientRect().width;
-      while (tallestRow(table) > TALL_ROW_PX && width < MAX_TABLE_PX) {
+      // A few steps at most (1.25^10 is 9x), and none for a table not laid out (0 px wide).
+      for (let step = 0; step < 10 && width > 0 && width < MAX_TABLE_PX && tallestRow(table) > TALL_ROW_PX; step++) {
         width = Math.min(MAX_TABLE_PX, Math.ceil(width * WIDEN_STEP));
         table.style.minWidth = width + "px";
         table.style.width = width + "px";
@@ -209,7 +210,13 @@
       const row = (m.type === "buttons" && !tooWide) ? drawn.height + 6 : MENU_ROW_PX;
       // A dropdown sits at the top and opens downwards, over the plot: room for its whole list, no scrolling.
       const dropdown = m.type === "dropdown" || tooWide;
-      return {menu: Object.assign({}, m, dropdown ? {type: "dropdown", direction: "down"} : {}), row};
+      const menu = Object.assign({}, m, dropdown ? {type: "dropdown", direction: "down"} : {});
+      // A dropdown as wide as its longest item: wider than the screen, its items are written smaller.
+      if (m.type === "dropdown" && drawn.width > width - 16) {
+        const size = ((m.font && m.font.size) || 12) * (width - 16) / drawn.width;
+        menu.font = Object.assign({}, m.font || {}, {size: Math.max(8, Math.floor(size * 10) / 10)});
+      }
+      return {menu, row};
     });
     const menuTops = [];
     for (const m of menus) {
@@ -234,6 +241,12 @@
       return lines.length * SUBPLOT_LINE_PX + 6;
     });
     top += headPx[0] || GAP_PX;
+    // Any other note written across the plot, longer than the plot is wide, is wrapped to it.
+    annotations.forEach((a, i) => {
+      if (titleOf.includes(a) || notes.some(nt => nt.i === i) || typeof a.text !== "string") return;
+      const lines = wrap(a.text, width - marginL - marginR, (a.font && a.font.size) || 12);
+      if (lines.length > 1) a.text = lines.join("<br>");
+    });
 
     // Panels: one column; between two panels the x axis of the upper one (axisBelow[i] px under panel i: first
     // guessed, then measured) and the title of the lower one. Returns the layout keys that depend on it.
@@ -257,6 +270,7 @@
         });
         part.annotations = annotations;
       }
+      if (annotations.length) part.annotations = annotations;  // wrapped notes, placed titles
       const yFromTop = px => 1 + (top - px) / plotPx;  // paper y of a point px below the figure's top
       if (notes.length) {
         notes.forEach(nt => Object.assign(annotations[nt.i], {text: nt.text, x: leftX, xanchor: "left", y: yFromTop(nt.top),
@@ -375,10 +389,17 @@
   async function clearSliders(gd) {
     const legend = gd.querySelector("g.legend");
     const sliders = gd.querySelectorAll("g.slider-group");
-    if (!legend || !sliders.length) return;
+    if (!legend) return;
     const o = gd.getBoundingClientRect();
     const lb = box(legend, o);
     const fl = gd._fullLayout;
+    const meets = b => b.width && b.top < lb.bottom && lb.top < b.bottom && b.left < lb.right && lb.left < b.right;
+    // A legend under the plot that wrapped onto the x axis' labels or title: the legend and slider go under them.
+    if (lb.top >= fl._size.t + fl._size.h - 4 && Array.from(gd.querySelectorAll(AXIS_TEXT)).some(el => meets(box(el, o)))) {
+      for (let pass = 0; pass < 3 && await placeBelow(gd); pass++);
+      return;
+    }
+    if (!sliders.length) return;
     if (!Array.from(sliders).some(el => { const b = box(el, o); return b.top < lb.bottom && lb.top < b.bottom; })) return;
     const plotBottom = fl._size.t + fl._size.h;
     let bottom = lb.bottom - plotBottom + GAP_PX;
@@ -440,7 +461,21 @@
     const svg = gd.querySelector("svg.main-svg");
     const title = titleText(gd.layout);
     if (!el || !svg || !title) return false;
-    const t = el.getBoundingClientRect(), f = svg.getBoundingClientRect();
+    let t = el.getBoundingClientRect();
+    const f = svg.getBoundingClientRect();
+    const fl = gd._fullLayout;
+    if (t.top < f.top - 1 && !gd._gcTitlePinned) {  // its lines run above the figure's top: pinned to the top, once
+      gd._gcTitlePinned = true;
+      await window.Plotly.relayout(gd, {"title.yref": "container", "title.y": 1, "title.yanchor": "top", "title.pad.t": 8});
+      const pinned = gd.querySelector(".gtitle");
+      if (!pinned) return true;
+      t = pinned.getBoundingClientRect();
+      // plotly anchors a title of several lines by its first line's baseline box: what still sticks out, padded
+      if (t.top < f.top + 2) {
+        await window.Plotly.relayout(gd, {"title.pad.t": 8 + Math.ceil(f.top + 4 - t.top)});
+        t = gd.querySelector(".gtitle").getBoundingClientRect();
+      }
+    }
     if (t.right <= f.right - 2 && t.left >= f.left - 1) return false;
     const parts = title.split(/<br\s*\/?>/i);
     const visible = s => s.replace(/<[^>]+>/g, "").length;
@@ -459,11 +494,12 @@
       if (line) out.push(line);
       lines.push(...out.map(l => sup ? "<sup>" + l + "</sup>" : l));
     }
-    if (lines.length <= parts.length) return false;
+    if (lines.length <= parts.length || gd._gcTitleWraps > 2) return false;
+    gd._gcTitleWraps = (gd._gcTitleWraps || 0) + 1;  // a title that will not fit is not wrapped forever
     const fontPx = (gd._fullLayout.title.font && gd._fullLayout.title.font.size) || 17;
     const added = Math.ceil((lines.length - parts.length) * fontPx * 1.25);
-    const fl = gd._fullLayout;
-    await window.Plotly.relayout(gd, {"title.text": lines.join("<br>"), "margin.t": fl.margin.t + added, height: fl.height + added});
+    await window.Plotly.relayout(gd, {"title.text": lines.join("<br>"), "margin.t": fl.margin.t + added, height: fl.height + added,
+                                      "title.yref": "container", "title.y": 1, "title.yanchor": "top", "title.pad.t": 8});
     setHeight(gd, gd._fullLayout.height);
     return true;
   }

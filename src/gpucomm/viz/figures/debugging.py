@@ -82,5 +82,7 @@ def connection_transports_figure(logs: Mapping[str, Mapping[str, int]], *, notes
     fig.update_layout(title=top_title(title(initial)), template="plotly_white", height=460, margin=dict(t=120, b=60),
                       xaxis=dict(title="transport (as printed after 'via')"),
                       yaxis=dict(title="connection lines in the log", rangemode="tozero"),
-                      showlegend=False, updatemenus=[menu("dropdown", buttons)])
+                      showlegend=False,
+                      # the dropdown names the log the figure opens on
+                      updatemenus=[dict(menu("dropdown", buttons), active=names.index(initial))])
     return fig
