@@ -35,7 +35,7 @@ def test_tuner_figure_one_line_per_pair_nccl_weighs_and_the_pick_on_the_lowest()
     assert pick.name == "NCCL's pick" and pick.mode == "markers"
     for i, size in enumerate(sizes):
         c = collective_cost("all_reduce", size, num_ranks=8, fabric=fabric)
-        assert pick.customdata[i] == f"{ALGORITHM_LABELS[c.algorithm]}/{c.protocol}"
+        assert pick.customdata[i] == f"{ALGORITHM_LABELS[c.nccl_algorithm]}/{c.nccl_protocol}"
         assert pick.y[i] == pytest.approx(c.nccl_time_s * 1e6, rel=1e-3)
         lowest = min(t.y[i] for t in fig.data[:-1] if t.y[i] is not None)
         assert pick.y[i] == pytest.approx(lowest, rel=1e-3)  # the pick is the lowest estimate

@@ -244,7 +244,8 @@ class CollectiveCost:
     nccl_version: str = ""
     """The NCCL release followed (``"2.30.7"``), empty where the time is not NCCL's estimate."""
     nccl_time_s: float | None = None
-    """NCCL's own estimate of the chosen pair (``ncclTopoGetAlgoTime``), None outside NCCL's tuner."""
+    """NCCL's own estimate of the pair it picks (``ncclTopoGetAlgoTime``, for :attr:`nccl_algorithm`), None outside
+    NCCL's tuner."""
     num_channels: int | None = None
     """Channels NCCL runs for this size (``topoGetAlgoInfo``), None outside NCCL's tuner."""
     alternatives: tuple = ()
@@ -709,7 +710,7 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
         priced[k] = (_with_launch(terms, launch_s, floor), channels, floor)
     best = min(priced, key=lambda k: (sum(priced[k][0].values()), *nccl_order(k)))
     terms, channels, floor = priced[best]
-    return (*best, terms, times[best], channels, alternatives, nccl_pick, floor)
+    return (*best, terms, times[nccl_pick], channels, alternatives, nccl_pick, floor)
 
 
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: Fabric | str | Link,

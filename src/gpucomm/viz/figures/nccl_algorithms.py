@@ -111,10 +111,10 @@ def tuner_choice_figure(fabric: Fabric | str = "nvlink4", num_ranks: int = 8, *,
             x=sizes, y=y_time[i], name=_label(a, p), legendgroup=a, mode="lines",
             line=dict(color=color(algos.index(a)), dash=PROTOCOL_DASH[p], width=2),
             hovertemplate="%{y:.3g}<extra>" + _label(a, p) + "</extra>"))
-    picks = [_label(c.algorithm, c.protocol) for c in costs]
+    picks = [_label(c.nccl_algorithm, c.nccl_protocol) for c in costs]
     fig.add_trace(go.Scatter(
         x=sizes, y=y_time[-1], customdata=picks, name="NCCL's pick", mode="markers",
-        marker=dict(symbol=[_PICK_SYMBOL[c.protocol] for c in costs], size=10, color="black", line=dict(width=2)),
+        marker=dict(symbol=[_PICK_SYMBOL[c.nccl_protocol] for c in costs], size=10, color="black", line=dict(width=2)),
         hovertemplate="%{customdata}: %{y:.3g}<extra>NCCL's pick</extra>"))
     version = costs[0].nccl_version
     text = title or f"{collective}, {num_ranks} GPUs, {fab.label}: NCCL {version}'s estimates"
@@ -187,8 +187,8 @@ def small_message_figure(fabric: Fabric | str = "nvlink4", num_ranks: int = 8, *
             hovertemplate="%{y:.3g} us (%{customdata})<extra>" + name + "</extra>"), row=1, col=1)
     fig.add_trace(go.Scatter(
         x=sizes, y=sig([c.time_s * 1e6 for c in eager]), name="NCCL's pick (eager)", mode="markers",
-        customdata=[_label(c.algorithm, c.protocol) for c in eager],
-        marker=dict(symbol=[_PICK_SYMBOL[c.protocol] for c in eager], size=10, color="black", line=dict(width=2)),
+        customdata=[_label(c.nccl_algorithm, c.nccl_protocol) for c in eager],
+        marker=dict(symbol=[_PICK_SYMBOL[c.nccl_protocol] for c in eager], size=10, color="black", line=dict(width=2)),
         hovertemplate="%{customdata}<extra>NCCL's pick</extra>"), row=1, col=1)
     parts = (("launch", [c.launch_s for c in eager]), ("latency", [c.latency_s for c in eager]),
              ("transfer", [c.transfer_s for c in eager]))
