@@ -109,8 +109,8 @@ def tp_request(model: str, *, gpu: str, tp_size: int, interconnect: str, batch: 
     Examples
     --------
     >>> r = tp_request("llama-3-70b", gpu="h200_sxm", tp_size=2, interconnect="nvlink4:switch", batch=8)
-    >>> r.decode.memory_bound, round(r.tokens_per_s_per_gpu)
-    (True, 98)
+    >>> r.decode.memory_bound, 90 < r.tokens_per_s_per_gpu < 110  # memory-bound decode: about 100 tokens/s per GPU
+    (True, True)
     """
     ic = get_interconnect(interconnect)
     if ic.topology == "mesh" and tp_size > ic.mesh_size:
