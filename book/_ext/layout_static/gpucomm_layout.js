@@ -19,8 +19,8 @@
   const MENU_ROW_PX = 32;      // one button row or closed dropdown
   const PANEL_PX = 250;        // height of each stacked panel
   const AXIS_BELOW_PX = 75;    // under a stacked panel: its x tick labels and axis title
-  const SUBPLOT_FONT_PX = 14;
-  const SUBPLOT_LINE_PX = 18;
+  const SUBPLOT_FONT_PX = 16;
+  const SUBPLOT_LINE_EM = 1.3;
   const GAP_PX = 10;
 
   // --- tables -----------------------------------------------------------------------------------------
@@ -207,13 +207,15 @@
     const menus = (gd.layout.updatemenus || []).map((m, i) => {
       const drawn = headers[i] ? box(headers[i], origin) : {width: 0, height: MENU_ROW_PX - 6};
       const tooWide = m.type === "buttons" && drawn.width > width - 16;
-      const row = (m.type === "buttons" && !tooWide) ? drawn.height + 6 : MENU_ROW_PX;
+      // a dropdown's header as drawn (33 px at plotly's default font), a row of buttons that became one as guessed
+      const row = tooWide ? MENU_ROW_PX + 2 : Math.max(drawn.height, MENU_ROW_PX - 6) + 6;
       // A dropdown sits at the top and opens downwards, over the plot: room for its whole list, no scrolling.
       const dropdown = m.type === "dropdown" || tooWide;
       const menu = Object.assign({}, m, dropdown ? {type: "dropdown", direction: "down"} : {});
       // A dropdown as wide as its longest item: wider than the screen, its items are written smaller.
-      if (m.type === "dropdown" && drawn.width > width - 16) {
-        const size = ((m.font && m.font.size) || 12) * (width - 16) / drawn.width;
+      const roomPx = width - 40;  // from 8 px in, with plotly's own offset of the header and the arrow's room
+      if (m.type === "dropdown" && drawn.width > roomPx) {
+        const size = ((m.font && m.font.size) || 12) * roomPx / drawn.width;
         menu.font = Object.assign({}, m.font || {}, {size: Math.max(8, Math.floor(size * 10) / 10)});
       }
       return {menu, row};
@@ -236,9 +238,11 @@
       .sort((a, b) => Math.abs(a.x - centre(p)) - Math.abs(b.x - centre(p)))[0] : undefined);
     const headPx = titleOf.map(a => {
       if (!a) return 0;
-      const lines = wrap(a.text, width - 20, SUBPLOT_FONT_PX);
+      // make_subplots writes its titles at 16 px unless told otherwise
+      const fontPx = (a.font && a.font.size) || SUBPLOT_FONT_PX;
+      const lines = wrap(a.text, width - 20, fontPx);
       a.text = lines.join("<br>");
-      return lines.length * SUBPLOT_LINE_PX + 6;
+      return Math.ceil(lines.length * fontPx * SUBPLOT_LINE_EM) + 6;
     });
     top += headPx[0] || GAP_PX;
     // Any other note written across the plot, longer than the plot is wide, is wrapped to it.
@@ -457,51 +461,49 @@
   // A title wider than its figure (a long case name, a subtitle, a title a control set) is wrapped line by line
   // (a "<sup>" subtitle stays one), at the width its own glyphs take, and the figure grows by the lines added.
   async function fitTitle(gd) {
-    const el = gd.querySelector(".gtitle");
     const svg = gd.querySelector("svg.main-svg");
     const title = titleText(gd.layout);
-    if (!el || !svg || !title) return false;
-    let t = el.getBoundingClientRect();
+    if (!gd.querySelector(".gtitle") || !svg || !title) return;
     const f = svg.getBoundingClientRect();
     const fl = gd._fullLayout;
-    if (t.top < f.top - 1 && !gd._gcTitlePinned) {  // its lines run above the figure's top: pinned to the top, once
-      gd._gcTitlePinned = true;
-      await window.Plotly.relayout(gd, {"title.yref": "container", "title.y": 1, "title.yanchor": "top", "title.pad.t": 8});
-      const pinned = gd.querySelector(".gtitle");
-      if (!pinned) return true;
-      t = pinned.getBoundingClientRect();
-      // plotly anchors a title of several lines by its first line's baseline box: what still sticks out, padded
-      if (t.top < f.top + 2) {
-        await window.Plotly.relayout(gd, {"title.pad.t": 8 + Math.ceil(f.top + 4 - t.top)});
+    let t = gd.querySelector(".gtitle").getBoundingClientRect();
+    if ((t.right > f.right - 2 || t.left < f.left - 1) && (gd._gcTitleWraps || 0) < 3) {
+      gd._gcTitleWraps = (gd._gcTitleWraps || 0) + 1;  // a title that will not fit is not wrapped forever
+      const parts = title.split(/<br\s*\/?>/i);
+      const visible = s => s.replace(/<[^>]+>/g, "").length;
+      const pxPerChar = t.width / Math.max(1, ...parts.map(visible));
+      const maxChars = Math.max(12, Math.floor((f.right - Math.max(t.left, f.left) - 8) / pxPerChar));
+      const lines = [];
+      for (const part of parts) {
+        const sup = /^\s*<sup>(.*)<\/sup>\s*$/i.exec(part);
+        const words = (sup ? sup[1] : part).trim().split(/\s+/);
+        const limit = sup ? Math.floor(maxChars / 0.7) : maxChars;  // plotly draws <sup> at 70 %
+        let line = "";
+        const out = [];
+        for (const w of words) {
+          if (line && visible(line) + 1 + visible(w) > limit) { out.push(line); line = w; } else line = line ? line + " " + w : w;
+        }
+        if (line) out.push(line);
+        lines.push(...out.map(l => sup ? "<sup>" + l + "</sup>" : l));
+      }
+      if (lines.length > parts.length) {
+        const fontPx = (fl.title.font && fl.title.font.size) || 17;
+        const added = Math.ceil((lines.length - parts.length) * fontPx * 1.25);
+        await window.Plotly.relayout(gd, {"title.text": lines.join("<br>"), "margin.t": fl.margin.t + added,
+                                          height: fl.height + added, "title.yref": "container", "title.y": 1,
+                                          "title.yanchor": "top", "title.pad.t": 8});
+        setHeight(gd, gd._fullLayout.height);
         t = gd.querySelector(".gtitle").getBoundingClientRect();
       }
     }
-    if (t.right <= f.right - 2 && t.left >= f.left - 1) return false;
-    const parts = title.split(/<br\s*\/?>/i);
-    const visible = s => s.replace(/<[^>]+>/g, "").length;
-    const pxPerChar = t.width / Math.max(1, ...parts.map(visible));
-    const maxChars = Math.max(12, Math.floor((f.right - Math.max(t.left, f.left) - 8) / pxPerChar));
-    const lines = [];
-    for (const part of parts) {
-      const sup = /^\s*<sup>(.*)<\/sup>\s*$/i.exec(part);
-      const words = (sup ? sup[1] : part).trim().split(/\s+/);
-      const limit = sup ? Math.floor(maxChars / 0.7) : maxChars;  // plotly draws <sup> at 70 %
-      let line = "";
-      const out = [];
-      for (const w of words) {
-        if (line && visible(line) + 1 + visible(w) > limit) { out.push(line); line = w; } else line = line ? line + " " + w : w;
-      }
-      if (line) out.push(line);
-      lines.push(...out.map(l => sup ? "<sup>" + l + "</sup>" : l));
+    // Lines above the figure's top (plotly anchors a title of several lines by its first line's box): pinned to the
+    // top and padded by what still sticks out, a couple of times at most.
+    if (t.top < f.top + 1 && (gd._gcTitlePins || 0) < 2) {
+      gd._gcTitlePins = (gd._gcTitlePins || 0) + 1;
+      const pad = (gd._fullLayout.title.yanchor === "top" && gd._fullLayout.title.pad.t) || 0;
+      await window.Plotly.relayout(gd, {"title.yref": "container", "title.y": 1, "title.yanchor": "top",
+                                        "title.pad.t": pad + Math.ceil(f.top + 4 - t.top)});
     }
-    if (lines.length <= parts.length || gd._gcTitleWraps > 2) return false;
-    gd._gcTitleWraps = (gd._gcTitleWraps || 0) + 1;  // a title that will not fit is not wrapped forever
-    const fontPx = (gd._fullLayout.title.font && gd._fullLayout.title.font.size) || 17;
-    const added = Math.ceil((lines.length - parts.length) * fontPx * 1.25);
-    await window.Plotly.relayout(gd, {"title.text": lines.join("<br>"), "margin.t": fl.margin.t + added, height: fl.height + added,
-                                      "title.yref": "container", "title.y": 1, "title.yanchor": "top", "title.pad.t": 8});
-    setHeight(gd, gd._fullLayout.height);
-    return true;
   }
 
   // Tick labels that would print over one another ("8 B" against "16 B" at the small end of a log axis): the
