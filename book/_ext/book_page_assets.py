@@ -42,7 +42,10 @@ Narrow screens
     inline code and links wrap instead of widening the page, each wide table scrolls sideways in its own
     box, below 600 px every plotly figure is laid out again as one column (title wrapped, controls a row
     each, panels stacked, legend and slider below, measured from what plotly drew) and plotly's modebar is
-    hidden, and the search page opened from a file says in one line why it lists titles only.
+    hidden, and the search page opened from a file says in one line why it lists titles only. At any width
+    a tap on a dropdown item picks it (plotly.js issue #6127), titles wider than their figure are wrapped,
+    crowded tick labels thinned, log axes showing one full number given 1-2-5 ticks, and tables whose rows
+    would run hundreds of pixels tall widened to scroll sideways.
 """
 
 from __future__ import annotations

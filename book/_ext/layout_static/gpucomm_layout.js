@@ -7,8 +7,13 @@
 // drawn, as one column read from top to bottom: title (wrapped to the width), each button row or dropdown on
 // a row of its own, the panels stacked, the legend, then the slider. Positions are computed in pixels from
 // what plotly drew (legend, axis labels, slider), so nothing overlaps whatever the texts' lengths. The
-// figure's data, frames, buttons and slider steps are untouched; a title a control changes later is wrapped
-// again after each redraw.
+// figure's data, frames, buttons and slider steps are untouched (a legend name longer than the screen is wrapped);
+// a title a control changes later is wrapped again after each redraw.
+//
+// At any width: a tap on a dropdown item picks it (plotly.js #6127), a title wider than its figure is wrapped, tick
+// labels that would print over one another are thinned, a log axis showing one full number gets 1-2-5 ticks, a
+// legend that wrapped onto the x axis moves under it, and a table whose rows would run hundreds of pixels tall is
+// widened to scroll sideways in its box.
 (function () {
   "use strict";
 
@@ -214,8 +219,11 @@
       const menu = Object.assign({}, m, dropdown ? {type: "dropdown", direction: "down"} : {});
       // A dropdown as wide as its longest item: wider than the screen, its items are written smaller.
       const roomPx = width - 40;  // from 8 px in, with plotly's own offset of the header and the arrow's room
-      if (m.type === "dropdown" && drawn.width > roomPx) {
-        const size = ((m.font && m.font.size) || 12) * roomPx / drawn.width;
+      // (a row of buttons turned into one: as wide as its longest label, at about 7 px a character, and the arrow)
+      const longest = Math.max(0, ...(m.buttons || []).map(b => plain(b.label).length));
+      const dropPx = m.type === "dropdown" ? drawn.width : 40 + 7 * longest * (((m.font && m.font.size) || 12) / 12);
+      if (dropdown && dropPx > roomPx) {
+        const size = ((m.font && m.font.size) || 12) * roomPx / dropPx;
         menu.font = Object.assign({}, m.font || {}, {size: Math.max(8, Math.floor(size * 10) / 10)});
       }
       return {menu, row};
