@@ -215,7 +215,7 @@ def fit(units: dict, start: dict, *, affected: dict, leave_out: str | None = Non
     return values
 
 
-def leave_one_out(units: dict, fitted: dict, *, affected: dict) -> dict[str, dict]:
+def leave_one_out(units: dict, fitted: dict, *, affected: dict, which=None) -> dict[str, dict]:
     """For each unit, the free parameters it acts on refitted without it (the others keep the joint fit's values).
 
     Parameters
@@ -224,6 +224,8 @@ def leave_one_out(units: dict, fitted: dict, *, affected: dict) -> dict[str, dic
         As :func:`fit`.
     fitted : dict
         The joint fit.
+    which : iterable of str, optional
+        The units to leave out, one at a time (default: every unit); the fit still uses all the others.
 
     Returns
     -------
@@ -231,7 +233,7 @@ def leave_one_out(units: dict, fitted: dict, *, affected: dict) -> dict[str, dic
         Unit name -> {parameter: value} of the values that differ from ``fitted`` (empty: the unit moves none).
     """
     out = {}
-    for u in units:
+    for u in (units if which is None else which):
         acting = {name for name, us in affected.items() if u in us}
         refit = fit(units, fitted, affected=affected, leave_out=u, only=acting, rounds=2, local=True) \
             if acting else fitted
