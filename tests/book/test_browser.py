@@ -36,7 +36,6 @@ VIEWPORT = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 PHONE_SHOTS = SHOTS / "phone"
-DESKTOP_SHOTS = SHOTS / "desktop"
 MIN_COLUMN_PX = 40  # narrowest table column (th/td) a phone reader can still read
 MAX_SHOT_HEIGHT_PX = 6000
 # No page error is tolerated. (Jupyter Book 1 registers sphinx-thebe's `const THEBE_JS_URL = ...` script twice;
@@ -193,6 +192,78 @@ MATHJAX_DONE_JS = """() => Promise.race([
 
 # --- server, browser, one visit ----------------------------------------------------------------
 
+# Everything of one figure that a reader could find cut or overlapping. Boxes are the browser's, in CSS px.
+FIGURE_DEFECTS_JS = r"""gd => {
+  const R = el => el.getBoundingClientRect();
+  const meet = (a, b, m) => a.left + m < b.right && b.left + m < a.right && a.top + m < b.bottom && b.top + m < a.bottom;
+  const name = el => (el.textContent || '').trim().slice(0, 40);
+  const svg = gd.querySelector('svg.main-svg');
+  if (!svg) return ['not drawn'];
+  const f = R(svg);
+  const problems = [];
+  const article = gd.closest('.bd-article, article, main') || document.body;
+  const room = Math.min(R(article).right, document.documentElement.clientWidth);
+  if (f.right > room + 1) problems.push(`figure ${f.width.toFixed(0)} px wide sticks out of its box by ${(f.right - room).toFixed(0)} px`);
+  const items = [];
+  const add = (kind, el, boxEl) => { const b = R(boxEl || el); if (b.width > 0 && b.height > 0) items.push({kind, el, b}); };
+  gd.querySelectorAll('.gtitle').forEach(e => add('title', e));
+  gd.querySelectorAll('g.annotation').forEach(e => add('note', e, e.querySelector('.annotation-text-g') || e));
+  gd.querySelectorAll('g.legend').forEach(e => add('legend', e, e.querySelector('rect.bg') || e));
+  gd.querySelectorAll('[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text').forEach(e => add('axis title', e));
+  gd.querySelectorAll('g.updatemenu-header-group, g.updatemenu-container > g.updatemenu-button').forEach(e => add('control', e));
+  gd.querySelectorAll('g.slider-group').forEach(e => add('slider', e));
+  for (const it of items) {
+    const b = it.b;
+    if (b.left < Math.max(f.left, 0) - 1 || b.right > Math.min(f.right, innerWidth) + 1 || b.top < f.top - 1 || b.bottom > f.bottom + 1)
+      problems.push(`${it.kind} "${name(it.el)}" cut by the figure's edge`);
+  }
+  for (let i = 0; i < items.length; i++) for (let j = i + 1; j < items.length; j++) {
+    const a = items[i], c = items[j];
+    if (a.el.contains(c.el) || c.el.contains(a.el) || (a.kind === 'control' && c.kind === 'control')) continue;
+    if (meet(a.b, c.b, 2)) problems.push(`${a.kind} "${name(a.el)}" lies on ${c.kind} "${name(c.el)}"`);
+  }
+  for (const layer of gd.querySelectorAll('g.xaxislayer-above, g.yaxislayer-above')) {
+    const labels = Array.from(layer.querySelectorAll('text'))
+      .filter(t => getComputedStyle(t).visibility !== 'hidden' && !/rotate\((?!0)/.test(t.getAttribute('transform') || ''))
+      .map(t => ({t, b: R(t)})).filter(x => x.b.width);
+    for (let i = 0; i < labels.length; i++) for (let j = i + 1; j < labels.length; j++)
+      if (meet(labels[i].b, labels[j].b, 1)) problems.push(`tick labels "${name(labels[i].t)}" and "${name(labels[j].t)}" overlap`);
+  }
+  const fl = gd._fullLayout;
+  for (const k of Object.keys(fl)) {
+    const ax = fl[k];
+    if (!/^[xy]axis\d*$/.test(k) || ax.type !== 'log' || ax.visible === false || ax.tickmode === 'array') continue;
+    const full = (ax._vals || []).filter(v => v.text && Math.abs(v.x - Math.round(v.x)) < 1e-9).length;
+    if (full < 2) problems.push(`log axis ${k} shows ${full} full number(s): ${(ax._vals || []).map(v => v.text).join(' ')}`);
+  }
+  return problems;
+}"""
+
+TALL_ROWS_JS = r"""limit => Array.from(document.querySelectorAll('main tr'))
+  .filter(tr => tr.getBoundingClientRect().height > limit)
+  .map(tr => `${tr.getBoundingClientRect().height.toFixed(0)} px: ${tr.innerText.replace(/\s+/g, ' ').slice(0, 60)}`)"""
+
+TALL_ROW_PX = 300
+"""No table row taller than this: a table whose long text would wrap into a tower scrolls sideways (issue 26)."""
+
+
+def layout_problems(page) -> list[str]:
+    """What a reader would find broken in the page's figures and tables at this width: :data:`FIGURE_DEFECTS_JS` for
+    every plotly figure (no figure wider than its box, nothing cut or overlapping, tick labels apart, log axes with
+    two full numbers) and :data:`TALL_ROWS_JS` (no table row over :data:`TALL_ROW_PX`)."""
+    figures = page.locator(".js-plotly-plot")
+    problems = [f"figure {i}: {p}" for i in range(figures.count()) for p in figures.nth(i).evaluate(FIGURE_DEFECTS_JS)]
+    return problems + [f"table row {row}" for row in page.evaluate(TALL_ROWS_JS, TALL_ROW_PX)]
+
+
+def wait_laid_out(page) -> None:
+    """Wait until gpucomm_layout.js has laid out every figure for the screen (an old build never marks them)."""
+    try:
+        page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=15_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError: check the page as it is
+        pass
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -306,11 +377,17 @@ def screenshot(page, rel: str, folder: Path = SHOTS) -> Path:
 
 @pytest.mark.parametrize("rel", toc_pages())
 def test_page_works_offline(open_page, rel):
-    """Every page: HTTP 200, nothing fetched from the internet, no page error, every plotly
-    figure drawn, no widget error, math typeset by MathJax; screenshot saved."""
-    page, visit = open_page(rel)
+    """Every page at 1280x800: HTTP 200, nothing fetched from the internet, no page error, every plotly
+    figure drawn, no widget error, math typeset by MathJax; no slider on its legend and no layout problem
+    (:func:`layout_problems`); screenshot saved. One load of the page serves every desktop check."""
+    page, visit = open_page(rel, DESKTOP)
+    wait_laid_out(page)
     facts = page.evaluate(PAGE_FACTS_JS)
+    overlaps = page.evaluate(SLIDER_ON_LEGEND_JS)
+    problems = layout_problems(page)
     shot = screenshot(page, rel)
+    assert not overlaps, f"{rel}: a slider overlaps the legend: {overlaps}; see {shot}"
+    assert not problems, f"{rel} at 1280 px: {len(problems)} problems: {problems[:6]}; see {shot}"
     assert visit.status == 200, f"{rel}: HTTP {visit.status}"
     assert not visit.external_requests, f"{rel} requested other hosts: {visit.external_requests}"
     assert not visit.unexpected_page_errors, f"{rel}: page errors {visit.unexpected_page_errors}"
@@ -329,12 +406,10 @@ def test_page_fits_a_phone(open_page, rel):
     """At 390x844: the page is no wider than the screen (wide tables scroll in their own box), no
     table column is narrower than MIN_COLUMN_PX, and every control (input, select, button, plotly
     updatemenu button, each step of a plotly slider) is the element found at its own centre, so a tap
-    reaches it; no plotly slider meets its figure's legend. Screenshot in _build/screenshots/phone/."""
+    reaches it; no plotly slider meets its figure's legend; no layout problem in its figures and tables
+    (:func:`layout_problems`). Screenshot in _build/screenshots/phone/."""
     page, visit = open_page(rel, PHONE)
-    try:  # gpucomm_layout.js marks each figure once laid out for the screen (an old build never does)
-        page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=15_000)
-    except Exception:  # noqa: BLE001 - playwright's TimeoutError: check the page as it is
-        pass
+    wait_laid_out(page)  # gpucomm_layout.js marks each figure once laid out for the screen
     shot = screenshot(page, rel, PHONE_SHOTS)
     facts = page.evaluate(PHONE_LAYOUT_JS, MIN_COLUMN_PX)
     problems = []
@@ -348,26 +423,12 @@ def test_page_fits_a_phone(open_page, rel):
     overlaps = page.evaluate(SLIDER_ON_LEGEND_JS)
     if overlaps:
         problems.append(f"a slider overlaps the legend: {overlaps}")
+    problems += layout_problems(page)
     # the phone layout script runs only below 600 px: it must add no error and no request of its own
     errors = visit.unexpected_page_errors + visit.unexpected_console_errors
     if errors or visit.external_requests:
         problems.append(f"errors {errors[:3]}, requests to other hosts {visit.external_requests[:3]}")
     assert not problems, f"{rel} at 390 px: " + "; ".join(problems) + f"; see {shot}"
-
-
-@pytest.mark.parametrize("rel", toc_pages())
-def test_desktop_slider_clear_of_legend(open_page, rel):
-    """At 1280x800 no plotly slider's box meets its figure's legend (the rail struck through it).
-    Screenshot in _build/screenshots/desktop/."""
-    page, _ = open_page(rel, DESKTOP)
-    try:
-        page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=15_000)
-    except Exception:  # noqa: BLE001 - playwright's TimeoutError (an old build): check the page as it is
-        pass
-    overlaps = page.evaluate(SLIDER_ON_LEGEND_JS)
-    if overlaps:
-        shot = screenshot(page, rel, DESKTOP_SHOTS)
-        pytest.fail(f"{rel}: a slider overlaps the legend: {overlaps}; see {shot}")
 
 
 def test_root_redirects_to_first_page(open_page):
