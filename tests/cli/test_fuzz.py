@@ -56,13 +56,13 @@ LOGS = NCCL_TESTS_LOGS + INFO_LOGS
 
 
 def _results_lines() -> list[str]:
-    """A real results file (gpucomm parse of a bundled log), as lines: the seed of the mutated ones."""
+    """A real results file (gpucomm parse of a bundled log), as lines: the base of the mutated ones."""
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "seed.log"
+        path = Path(folder) / "base.log"
         path.write_text(bundled_log_text("C04"))
         with contextlib.redirect_stdout(io.StringIO()):
-            assert main(["parse", str(path), "--out", str(Path(folder) / "seed.jsonl")]) == 0
-        return (Path(folder) / "seed.jsonl").read_text().splitlines()
+            assert main(["parse", str(path), "--out", str(Path(folder) / "base.jsonl")]) == 0
+        return (Path(folder) / "base.jsonl").read_text().splitlines()
 
 
 RESULTS_LINES = _results_lines()
@@ -124,13 +124,13 @@ def file_bytes(texts: st.SearchStrategy[str]) -> st.SearchStrategy[bytes]:
     )
 
 
-def _variants(seeds: list[str]) -> st.SearchStrategy[str]:
+def _variants(bases: list[str]) -> st.SearchStrategy[str]:
     """Logs as posted: whole, cut anywhere, a token replaced, two concatenated."""
     return st.one_of(
-        st.sampled_from(seeds),
-        st.builds(lambda log, cut: log[:cut], st.sampled_from(seeds), st.integers(0, 4000)),
-        st.builds(_replace_token, st.sampled_from(seeds), st.integers(0, 10**6), values),
-        st.builds(lambda a, b: a + "\n" + b, st.sampled_from(seeds), st.sampled_from(LOGS)),
+        st.sampled_from(bases),
+        st.builds(lambda log, cut: log[:cut], st.sampled_from(bases), st.integers(0, 4000)),
+        st.builds(_replace_token, st.sampled_from(bases), st.integers(0, 10**6), values),
+        st.builds(lambda a, b: a + "\n" + b, st.sampled_from(bases), st.sampled_from(LOGS)),
     )
 
 
@@ -321,19 +321,19 @@ def test_help_of_every_verb(verb):
 # --- the findings of issue 24, each once ----------------------------------------------------------------------------
 
 C04 = bundled_log_text("C04").encode()
-SEED = ("\n".join(RESULTS_LINES) + "\n").encode()
+BASE_RESULTS = ("\n".join(RESULTS_LINES) + "\n").encode()
 REFUSED_FINDINGS = [
     (["parse", INPUT, "--out", INPUT], C04),
     (["parse", INPUT, "--out", INPUT, "--force"], C04),
     (["parse", INPUT, "--out", "/dev/full"], C04),
     (["parse", INPUT, "--out", "existing.jsonl"], C04),
     (["parse", INPUT, "--out", "missing/dir/x.jsonl"], C04),
-    (["fit", INPUT], SEED.replace(b'"msg_bytes": ', b'"msg_bytes": "', 1).replace(b', "count"', b'", "count"', 1)),
-    (["fit", INPUT], SEED.replace(b'"time_s": ', b'"time_s": -', 1)),
-    (["fit", INPUT, "--plot", "existing.html"], SEED),
-    (["fit", INPUT, "--plot", "missing/x.html"], SEED),
+    (["fit", INPUT], BASE_RESULTS.replace(b'"msg_bytes": ', b'"msg_bytes": "', 1).replace(b', "count"', b'", "count"', 1)),
+    (["fit", INPUT], BASE_RESULTS.replace(b'"time_s": ', b'"time_s": -', 1)),
+    (["fit", INPUT, "--plot", "existing.html"], BASE_RESULTS),
+    (["fit", INPUT, "--plot", "missing/x.html"], BASE_RESULTS),
     (["fit", INPUT], b"[" * 100000 + b"\n"),
-    (["fit", INPUT], SEED.replace(b'"msg_bytes": ', b'"msg_bytes": 1' + b"0" * 400 + b', "was": ', 1)),  # float overflow
+    (["fit", INPUT], BASE_RESULTS.replace(b'"msg_bytes": ', b'"msg_bytes": 1' + b"0" * 400 + b', "was": ', 1)),  # float overflow
     (["doctor", "--out-dir", ""], b""),
     (["bench", "--out", "missing/dir/x.jsonl"], b""),
     (["bench", "--out", "existing.jsonl"], b""),
@@ -350,7 +350,7 @@ ANY_STATUS = [
     (["parse", "-", "--out", "new.jsonl"], C04),
     (["diagnose", INPUT], INFO_LOGS[0].encode("utf-16")),
     (["diagnose", INPUT], gzip.compress(INFO_LOGS[0].encode())),
-    (["fit", INPUT, "--plot", "new.html", "--link", "nvlink4"], SEED),
+    (["fit", INPUT, "--plot", "new.html", "--link", "nvlink4"], BASE_RESULTS),
     (["cost", "all_to_all", "--link", "nvlink4", "--gpus", "8", "--size", "7"], b""),  # a71e2e1: ZeroDivisionError
 ]
 """Inputs of issue 24 that may be read, or refused (the parser and the model are improved elsewhere): never a traceback."""
