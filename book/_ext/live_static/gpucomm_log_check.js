@@ -150,7 +150,7 @@
           status.textContent = out.message;
         } else {
           const where = out.system_source === "log" ? `named by the log's device "${out.system_device}"`
-            : out.system_source === "reader" ? "your choice" : "the log names no GPU I know: pick yours above";
+            : out.system_source === "reader" ? "your choice" : "the log names no GPU of the catalog: pick yours above";
           const systemLabel = (systems.find(([, key]) => key === out.system) || [out.system])[0];
           result.appendChild(el("p", {class: "gpucomm-logcheck-system", text: `Model drawn for ${systemLabel} (${where}).`}));
           if (out.nccl_tests) renderRuns(result, out.nccl_tests.runs);
