@@ -9,9 +9,11 @@ from gpucomm.model.cost import collective_cost
 from gpucomm.model.ep_kernels import (
     dispatch_balance,
     latency_bound_tokens,
+    ll_bytes_per_token,
     ll_combine_copy_bytes,
     ll_dispatch_copy_bytes,
     ll_logical_bw_bytes_per_s,
+    ll_receive_slots,
     network_copies_per_token,
 )
 from gpucomm.model.expert_parallel import DEEPEP_V1, MOE_MODELS
@@ -109,3 +111,24 @@ def test_latency_bound_tokens_is_where_transfer_overtakes_latency(nodes):
     assert at.transfer_s >= at.latency_s and below.transfer_s < below.latency_s
     with pytest.raises(GpucommError, match="max_tokens"):
         latency_bound_tokens("deepseek-v3", ep_size=8 * nodes, fabric=fab, max_tokens=t - 1)
+
+
+def test_receive_slots_are_every_token_of_every_rank_per_local_expert():
+    slots, filled = ll_receive_slots("deepseek-v3", 128, ep_size=64)
+    assert slots == 4 * 128 * 64 and filled == 128 * 8
+    for tokens, ep in ((1, 8), (256, 32), (64, 256)):
+        s, f = ll_receive_slots("deepseek-v3", tokens, ep_size=ep)
+        assert s / f == pytest.approx(256 / 8)  # E / k, whatever the batch and the group
+    assert ll_receive_slots("mixtral-8x7b", 16, ep_size=8) == (8 * 16, 32.0)
+    with pytest.raises(GpucommError, match="divide"):
+        ll_receive_slots("deepseek-v3", 128, ep_size=48)
+    with pytest.raises(GpucommError):
+        ll_receive_slots("deepseek-v3", 0, ep_size=64)
+
+
+def test_bytes_per_token_are_k_messages():
+    assert ll_bytes_per_token("deepseek-v3", direction="dispatch") == 8 * 7408
+    assert ll_bytes_per_token("deepseek-v3", direction="combine") == 8 * 14336
+    assert ll_bytes_per_token("mixtral-8x7b", direction="combine") == 2 * 2 * 4096
+    with pytest.raises(GpucommError, match="direction"):
+        ll_bytes_per_token("deepseek-v3", direction="both")

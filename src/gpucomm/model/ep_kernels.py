@@ -35,7 +35,7 @@ from gpucomm.model.tp import dtype_bytes
 
 __all__ = ["DEEPEP_V1_COMMIT", "DEEPEP_V2_COMMIT", "DispatchBalance", "NetworkCopies", "dispatch_balance",
            "latency_bound_tokens", "ll_combine_copy_bytes", "ll_dispatch_copy_bytes", "ll_logical_bw_bytes_per_s",
-           "network_copies_per_token"]
+           "ll_bytes_per_token", "ll_receive_slots", "network_copies_per_token"]
 
 DEEPEP_V1_COMMIT = "567632dd59810d77b3cc05553df953cc0f779799"
 """DeepEP's last commit before V2 (2026-02-03): the V1 (NVSHMEM) README, kernels and tests."""
@@ -45,6 +45,9 @@ _DEEPEP = "https://github.com/deepseek-ai/DeepEP/blob/"
 DEEPEP_V1_LL_KERNEL = f"{_DEEPEP}{DEEPEP_V1_COMMIT}/csrc/kernels/internode_ll.cu"
 """``dispatch``: ``num_bytes_per_msg = sizeof(int4) + (kUseFP8 ? (kHidden + num_scales * sizeof(float)) : kHidden *
 sizeof(nv_bfloat16))`` with ``num_scales = kHidden / 128``; ``combine``: ``kHidden * sizeof(nv_bfloat16)`` per slot."""
+DEEPEP_V1_BUFFER = f"{_DEEPEP}{DEEPEP_V1_COMMIT}/deep_ep/buffer.py"
+"""``low_latency_dispatch``: ``recv_x`` is ``[num_local_experts, num_max_dispatch_tokens_per_rank * num_ranks, hidden]``;
+"not all tokens are valid ... as we do not synchronize CPU received count with GPU"."""
 DEEPEP_V1_LL_TEST = f"{_DEEPEP}{DEEPEP_V1_COMMIT}/tests/test_low_latency.py"
 """``num_fp8_bytes, num_bf16_bytes = (hidden + hidden / 128 * 4 + 16), hidden * 2``, times the selections, over the
 measured time: the "RDMA bandwidth" of DeepEP's low-latency table."""
@@ -126,6 +129,40 @@ def ll_combine_copy_bytes(hidden_size: int) -> int:
     return _positive_int("hidden_size", hidden_size) * dtype_bytes("bf16")
 
 
+def ll_bytes_per_token(model: str | MoeModel, *, direction: str) -> int:
+    """Bytes one token costs its rank in a low-latency dispatch (FP8) or combine (BF16): one message per chosen expert.
+
+    Parameters
+    ----------
+    model : str or MoeModel
+        Key of :data:`~gpucomm.model.expert_parallel.MOE_MODELS` or a model (``hidden_size``, ``experts_per_token``).
+    direction : {"dispatch", "combine"}
+        FP8 dispatch messages (:func:`ll_dispatch_copy_bytes`) or BF16 combine messages (:func:`ll_combine_copy_bytes`).
+
+    Returns
+    -------
+    int
+        ``k x`` the message bytes: what the rank sends per token, wherever the experts are (its own GPU included,
+        as DeepEP's benchmark counts it, :data:`DEEPEP_V1_LL_TEST`).
+
+    Raises
+    ------
+    GpucommError
+        Unknown model or direction.
+
+    Examples
+    --------
+    >>> ll_bytes_per_token("deepseek-v3", direction="dispatch"), ll_bytes_per_token("deepseek-v3", direction="combine")
+    (59264, 114688)
+    """
+    m = get_moe_model(model)
+    if direction == "dispatch":
+        return m.experts_per_token * ll_dispatch_copy_bytes(m.hidden_size)
+    if direction == "combine":
+        return m.experts_per_token * ll_combine_copy_bytes(m.hidden_size)
+    raise GpucommError(f"direction {direction!r}: expected 'dispatch' or 'combine'")
+
+
 def ll_logical_bw_bytes_per_s(tokens_per_gpu: int, experts_per_token: int, hidden_size: int, time_s: float, *,
                               direction: str) -> float:
     """The "RDMA bandwidth" DeepEP's low-latency benchmark prints: every (token, expert) message over the time.
@@ -172,6 +209,46 @@ def ll_logical_bw_bytes_per_s(tokens_per_gpu: int, experts_per_token: int, hidde
     else:
         raise GpucommError(f"direction {direction!r}: expected 'dispatch' or 'combine'")
     return tokens * k * copy / time_s
+
+
+def ll_receive_slots(model: str | MoeModel, max_tokens_per_rank: int, *, ep_size: int) -> tuple[int, float]:
+    """Token slots of one GPU's low-latency receive tensor, and how many of them balanced routing fills.
+
+    Parameters
+    ----------
+    model : str or MoeModel
+        Key of :data:`~gpucomm.model.expert_parallel.MOE_MODELS` or a model: ``E`` routed experts, ``k`` per token.
+    max_tokens_per_rank : int
+        ``num_max_dispatch_tokens_per_rank``: the most tokens any rank dispatches in one call, ``T``.
+    ep_size : int
+        Ranks ``n``; ``E`` must be a multiple of ``n`` (each rank holds ``E / n`` experts).
+
+    Returns
+    -------
+    tuple of (int, float)
+        ``(E / n) x T x n``: the receive tensor holds, for each local expert, a slot for every token of every rank,
+        so its shape never depends on the routing and no count goes back to the CPU (:data:`DEEPEP_V1_BUFFER`);
+        and ``T x k``, the (token, expert) copies a rank receives when every expert gets the same share. Their ratio
+        is ``E / k``, whatever ``T`` and ``n``.
+
+    Raises
+    ------
+    GpucommError
+        Unknown model, a count that is not a positive integer, or ``E`` not a multiple of ``ep_size``.
+
+    Examples
+    --------
+    DeepSeek-V3 (256 experts, top-8), 128 tokens per rank, EP 64:
+
+    >>> ll_receive_slots("deepseek-v3", 128, ep_size=64)
+    (32768, 1024.0)
+    """
+    m = get_moe_model(model)
+    tokens = _positive_int("max_tokens_per_rank", max_tokens_per_rank)
+    n = _positive_int("ep_size", ep_size)
+    if m.num_routed_experts % n:
+        raise GpucommError(f"{m.num_routed_experts} experts over {n} ranks: expected ep_size to divide the experts")
+    return m.num_routed_experts // n * tokens * n, float(tokens * m.experts_per_token)
 
 
 @dataclass(frozen=True)
