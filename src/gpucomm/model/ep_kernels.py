@@ -6,7 +6,7 @@ what a kernel library such as DeepEP sends instead, and what a batch's size make
 * **bytes per (token, expert) copy** in DeepEP V1's low-latency kernels (:func:`ll_dispatch_copy_bytes`,
   :func:`ll_combine_copy_bytes`): an FP8 dispatch message carries the hidden state, one float32 scale per 128
   elements and a 16-byte header; a combine message the BF16 hidden state
-  (``csrc/kernels/internode_ll.cu`` and ``tests/test_low_latency.py`` at :data:`DEEPEP_V1_COMMIT`);
+  (DeepEP's ``csrc/kernels/internode_ll.cu`` and its test ``test_low_latency.py`` at :data:`DEEPEP_V1_COMMIT`);
 * **network copies per token** (:func:`network_copies_per_token`): the low-latency kernels send each token to each
   chosen expert, so ``k (n - g) / n`` copies cross the network; the normal kernels send it once per target node
   and forward it over NVLink (DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, sec. 3.2.2), at most
