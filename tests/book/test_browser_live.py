@@ -84,14 +84,14 @@ def _type(page, panel, field: str, text: str) -> dict:
     return _change(page, panel, action)
 
 
-def _assert_matches_python(shown: dict, inputs: CostInputs, first_paint: bool = False) -> None:
+def _assert_matches_python(shown: dict, inputs: CostInputs) -> None:
     """The page's figure is :func:`collective_spec` for ``inputs``, computed here in CPython: the same
-    traces (the live view draws the visible ones only), the same y values, title and summary."""
+    traces (the page, precomputed or live, holds the visible ones only), the same y values, title and summary."""
     update = collective_update(inputs)
     assert shown["summary"] == update.summary
     # On a phone gpucomm_layout.js breaks a long title into lines (<br>): the same words
     assert re.sub(r"\s*<br>\s*", " ", shown["title"]) == update.layout["title.text"]
-    expected = [t for t in collective_spec(inputs)["data"] if first_paint or t["visible"] is not False]
+    expected = [t for t in collective_spec(inputs)["data"] if t["visible"] is not False]
     assert len(shown["y"]) == len(expected), f"{len(shown['y'])} traces on the page, {len(expected)} in Python"
     for index, (got, trace) in enumerate(zip(shown["y"], expected)):
         got, y = got or [], trace["y"]
@@ -110,7 +110,7 @@ def test_live_calculator_matches_python(open_page, capsys):
     assert panel.count() == 1, f"{PAGE}: no live panel"
     first = panel.evaluate(SHOWN_JS)
     assert first["state"] == "idle" and first["updates"] == 0
-    _assert_matches_python(first, CostInputs(**INITIAL), first_paint=True)  # the precomputed first paint
+    _assert_matches_python(first, CostInputs(**INITIAL))  # the precomputed first paint
     # Python starts (in its worker) when the panel comes into view or a control is touched, never before
     if not panel.locator("form").evaluate("f => f.getBoundingClientRect().top < innerHeight"):
         assert not [u for u in visit.requests if "/pyodide/" in u or "gpucomm_live/" in u], \

@@ -106,8 +106,10 @@ def test_compute_gives_the_model_numbers_for_what_the_controls_hold():
     assert result["ok"], result
     update = collective_update(CostInputs(**A100))
     assert result["summary"] == update.summary
-    for index, y in zip(update.traces, update.data["y"]):
-        assert result["spec"]["data"][index]["y"] == [v for v in y]
+    # the shown traces only, in order (a hidden one is never drawn: it does not cross into the browser)
+    shown = [y for y, visible in zip(update.data["y"], update.data["visible"]) if visible]
+    assert [t["y"] for t in result["spec"]["data"]] == [list(y) for y in shown]
+    assert all(t["visible"] is not False for t in result["spec"]["data"])
     assert result["spec"]["layout"]["title"]["text"] == update.layout["title.text"]
     # One string each way, as Pyodide passes it.
     assert json.loads(compute_json("collective", json.dumps(RAW_A100))) == json.loads(json.dumps(result))

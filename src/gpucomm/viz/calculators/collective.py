@@ -277,6 +277,27 @@ def cost_series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
     return out
 
 
+_SERIES_CACHE: dict = {}
+"""Recent answers of :func:`cost_series` for the explorer's figure, by (inputs without size and compare, sizes)."""
+
+_SERIES_CACHE_SIZE = 64
+"""How many series :data:`_SERIES_CACHE` keeps (the oldest goes first): a reader's recent configurations and the
+systems compared with them."""
+
+
+def _series(inputs: CostInputs, sizes: list[int]) -> dict[str, list[float]]:
+    """:func:`cost_series`, kept for the next update: the curves do not depend on the chosen size or on the systems
+    compared, so a live update that changes only those (or comes back to a configuration) reuses them."""
+    key = (replace(inputs, msg_bytes=1, compare=()), tuple(sizes))
+    series = _SERIES_CACHE.get(key)
+    if series is None:
+        series = cost_series(inputs, sizes)
+        if len(_SERIES_CACHE) >= _SERIES_CACHE_SIZE:
+            del _SERIES_CACHE[next(iter(_SERIES_CACHE))]
+        _SERIES_CACHE[key] = series
+    return {k: list(v) for k, v in series.items()}  # copies: a caller may change its lists
+
+
 def cost_point(inputs: CostInputs):
     """:class:`gpucomm.model.cost.CollectiveCost` of the configuration at ``inputs.msg_bytes`` (checked inputs)."""
     check_inputs(inputs)
@@ -472,6 +493,24 @@ def collective_skeleton(sizes: list[int] | None = None) -> dict:
     return {"data": data, "layout": _explorer_layout(sizes, "")}
 
 
+_SKELETONS: dict = {}
+"""One :func:`collective_skeleton` per size grid, for :func:`live_skeleton`."""
+
+
+def live_skeleton(sizes: list[int] | None = None) -> dict:
+    """:func:`collective_skeleton`, built once per size grid and copied as deep as
+    :func:`~gpucomm.viz.calculators.inputs.update_spec` writes: new trace dicts and new top-level layout entries
+    (``title``, ``yaxis``...); deeper values (line styles, the x sizes) are shared and must not be changed in place.
+    What the book's live mode fills on every update (:mod:`gpucomm.viz.calculators.live`).
+    """
+    key = tuple(sizes or size_grid())
+    if key not in _SKELETONS:
+        _SKELETONS[key] = collective_skeleton(list(key))
+    skeleton = _SKELETONS[key]
+    return {"data": [dict(t) for t in skeleton["data"]],
+            "layout": {k: dict(v) if isinstance(v, dict) else v for k, v in skeleton["layout"].items()}}
+
+
 def collective_figure(inputs: CostInputs | None = None, sizes: list[int] | None = None) -> go.Figure:
     """:func:`collective_spec` as a ``go.Figure``: the figure of the live widget and of the notebooks.
 
@@ -506,7 +545,7 @@ def collective_update(inputs: CostInputs, sizes: list[int] | None = None) -> Fig
     """
     inputs = check_inputs(inputs)
     sizes = sizes or size_grid()
-    series = cost_series(inputs, sizes)
+    series = _series(inputs, sizes)
     point = cost_point(inputs)
     ys: list = [series[k] for k in _SERIES_KEYS] + [[point.time_s * 1e6], [point.busbw_bytes_per_s / 1e9]]
     xs: list = [sizes] * 5 + [[inputs.msg_bytes]] * 2
@@ -519,7 +558,7 @@ def collective_update(inputs: CostInputs, sizes: list[int] | None = None) -> Fig
             try:
                 if nodes is None:
                     raise GpucommError("does not fit")
-                other = cost_series(replace(inputs, system=key, num_nodes=nodes, network="system"), sizes)
+                other = _series(replace(inputs, system=key, num_nodes=nodes, network="system"), sizes)
             except GpucommError:
                 other = None  # this system cannot run the configuration (no NICs, no NVLS...): not drawn
         ys += [other[k] if other else [] for k in _SERIES_KEYS]

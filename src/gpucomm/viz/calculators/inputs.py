@@ -406,14 +406,23 @@ def system_choices() -> list[tuple[str, str]]:
     """
     from gpucomm.model.hardware import SYSTEMS
 
-    out = [("custom (choose the link)", "custom")]
-    for key, spec in SYSTEMS.items():
-        try:
-            system_fabric(key)
-        except GpucommError:
-            continue
-        out.append((spec.name, key))
-    return out
+    # Checking every system's fabric costs about 1 ms (several in the browser's Pyodide) and a live update asks
+    # several times (the field checks, the compare traces): the answer is kept for this catalog's entries.
+    entries = tuple((key, id(spec)) for key, spec in SYSTEMS.items())
+    if _SYSTEM_CHOICES[0] != entries:
+        out = [("custom (choose the link)", "custom")]
+        for key, spec in SYSTEMS.items():
+            try:
+                system_fabric(key)
+            except GpucommError:
+                continue
+            out.append((spec.name, key))
+        _SYSTEM_CHOICES[:] = [entries, out]
+    return list(_SYSTEM_CHOICES[1])
+
+
+_SYSTEM_CHOICES: list = [None, None]
+"""The last answer of :func:`system_choices` and the catalog entries (key, object id) it was computed for."""
 
 
 def nodes_for(system: str, num_ranks: int) -> int | None:

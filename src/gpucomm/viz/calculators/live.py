@@ -93,7 +93,8 @@ class LiveCalculator:
     figure: Callable[[Any], Any] | None = None
 
     def result(self, inputs) -> dict:
-        """What the browser draws for checked ``inputs``: ``{"spec": figure dict}`` (with a skeleton) or
+        """What the browser draws for checked ``inputs``: ``{"spec": figure dict}`` (with a skeleton: its shown traces,
+        in the skeleton's order; the page's first paint is drawn from it too) or
         ``{"update": {"data", "traces", "layout"}}`` (without), and ``"summary"`` (one line).
 
         Raises
@@ -103,7 +104,11 @@ class LiveCalculator:
         """
         update = self.update(inputs)
         if self.skeleton is not None:
-            return {"spec": update_spec(self.skeleton(), update), "summary": update.summary}
+            spec = update_spec(self.skeleton(), update)
+            # the traces drawn, in order: a hidden one (a system not compared) would only cross into the browser
+            # and be left out there, as plotly draws nothing of it
+            spec["data"] = [t for t in spec["data"] if t.get("visible", True) is not False]
+            return {"spec": spec, "summary": update.summary}
         return {"update": {"data": update.data, "traces": list(update.traces), "layout": update.layout},
                 "summary": update.summary}
 
@@ -115,7 +120,7 @@ def calculators() -> dict[str, LiveCalculator]:
     return {
         "collective": LiveCalculator(collective.CostInputs, collective.collective_update, collective.CONTROL_ROWS,
                                      {name: ("system", "custom") for name in collective.CUSTOM_ONLY},
-                                     skeleton=collective.collective_skeleton),
+                                     skeleton=collective.live_skeleton),
         "mesh": LiveCalculator(mesh.MeshInputs, mesh.mesh_update, mesh.CONTROL_ROWS, figure=mesh.mesh_figure),
         "generations": LiveCalculator(generations.GenerationsInputs, generations.generations_update,
                                       figure=generations.generations_figure),
@@ -277,6 +282,11 @@ def compute(name: str, values: dict) -> dict:
     >>> r["ok"], r["summary"].split(":")[0]
     (True, 'all_reduce of 64 MiB on DGX A100 / HGX A100, 4 GPUs')
     """
+    return _finish(_compute(name, values))
+
+
+def _compute(name: str, values: dict) -> dict:
+    """:func:`compute` before its non-finite floats are made None."""
     calc = get_calculator(name)
     meta = dict(input_fields(calc.inputs))
     typed = {}
@@ -292,12 +302,24 @@ def compute(name: str, values: dict) -> dict:
         result = calc.result(check_inputs(calc.inputs(**typed)))
     except GpucommError as exc:
         return {"ok": False, "field": None, "message": str(exc)}
-    return {"ok": True, **finite(result)}
+    return {"ok": True, **result}
+
+
+def _finish(raw: dict) -> dict:
+    return finite(raw) if raw["ok"] else raw
 
 
 def compute_json(name: str, values_json: str) -> str:
-    """:func:`compute` with JSON in and out: one string each way across the Python/JavaScript boundary."""
-    return json.dumps(compute(name, json.loads(values_json)), separators=(",", ":"), allow_nan=False)
+    """:func:`compute` with JSON in and out: one string each way across the Python/JavaScript boundary.
+
+    The answer is written as it is when it holds no NaN or infinity (the usual case: no walk over every value),
+    else as :func:`compute` gives it, each of those None.
+    """
+    raw = _compute(name, json.loads(values_json))
+    try:
+        return json.dumps(raw, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a NaN or infinity somewhere: JSON has none
+        return json.dumps(_finish(raw), separators=(",", ":"), allow_nan=False)
 
 
 # --- build time: the package for the browser, the panel on the page ----------------------------------------
