@@ -47,6 +47,8 @@ nccl-tests ``doc/PERFORMANCE.md`` (busbw), NCCL ``src/graph/tuning.cc`` (protoco
 from __future__ import annotations
 
 import functools
+import math
+import operator
 from dataclasses import asdict, dataclass
 
 from gpucomm import GpucommError
@@ -598,54 +600,60 @@ def _delivered_bw_ratio(fabric: Fabric, n: int, comm: nt.Comm, table: nt.TunerTa
     return per_gpu_bw_bytes_per_s(fabric, n) / planned_bus if planned_bus else 1.0
 
 
+def _pair_row(fabric: Fabric, comm: nt.Comm, table: nt.TunerTable, collective: str, a: str, p: str,
+              ratio: float) -> tuple:
+    """What pricing one (algorithm, protocol) NCCL enables needs that does not depend on the size, as the row
+    :func:`_nccl_cost` unpacks: NCCL's table entries in the units its estimate uses, the correction factors that apply,
+    the transport's latency scale, the delivered-over-planned bandwidth ratio (:func:`_delivered_bw_ratio`) and the
+    channel rule. :func:`_nccl_cost` then does the size-dependent arithmetic alone, in the order of
+    :func:`gpucomm.model.nccl_tuner.algo_time_s`, :func:`gpucomm.model.nccl_tuner.channels_and_threads` and the
+    functions of :mod:`gpucomm.model.cost_terms`, so the numbers are theirs to the last bit."""
+    key = (collective, a, p)
+    # the Tree correction factor (all_reduce; NVLS Tree on Blackwell x86 hosts): NCCL's bucket limit, the continuous
+    # factor's last index
+    nccl_tree_limit, tree_last = 0, None
+    if collective == "all_reduce" and a == "tree":
+        nccl_tree_limit, tree_last = 23, 22
+    elif collective == "all_reduce" and a == "nvls_tree" and comm.compute_capability >= 100 and comm.cpu_arch == "x86":
+        nccl_tree_limit, tree_last = 24, 23
+    plateau = None  # Ring/Simple all_reduce across nodes (tuning.cc:647-650)
+    if a == "ring" and p == "Simple" and comm.num_nodes > 1 and collective == "all_reduce":
+        plateau = nt.RING_PLATEAU_FACTOR["pre_ampere" if comm.compute_capability < 80 else "ampere_and_later"]
+    # channels: Ring and Tree drop channels below a size and their continuous count prices the ramp ("ramp"); PAT and
+    # CollNet Chain drop them too ("drop"); NVLS runs a fixed count ("fixed"); CollNet Direct has its own loop ("nccl")
+    nc, bw_per_channel = comm.num_channels, 0.0
+    if a in ("nvls", "nvls_tree"):
+        rule = "fixed"
+        nc = nt.channels_and_threads(comm, table, a, p, 0)[0]
+        bw_per_channel = table.bw_bytes_per_s[key] * ratio / nc
+    elif a == "collnet_direct":
+        rule = "nccl"
+    else:
+        rule = "ramp" if a in ("ring", "tree") else "drop"
+    cut_base_s = nt.BASE_LATENCY_US["ring"][nt.PROTOCOLS.index(p)] * 1e-6 if a == "ring" and p in CUT_THROUGH_PROTOCOLS \
+        else None
+    return (a, p,
+            table.latency_s.get(key, 0.0) * 1e6, table.bw_bytes_per_s.get(key, 0.0) / 1e9,  # NCCL's estimate: us, GB/s
+            nccl_tree_limit, nt.TREE_CORRECTION_FACTOR[p], plateau, comm.num_channels * comm.num_ranks,
+            table.latency_s[key], table.bw_bytes_per_s[key],  # the terms: s, bytes/s
+            tree_last, cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph(a))].value, ratio,
+            rule, nc, table.max_threads[(a, p)] * table.thread_thresholds[(a, p)], bw_per_channel, cut_base_s)
+
+
 @functools.lru_cache(maxsize=1024)
 def _nccl_plan(fabric: Fabric, n: int, nccl_version: tuple, collective: str) -> tuple:
     """(comm, table, the (algorithm, protocol) pairs NCCL considers for this collective, the delivered-over-planned
-    bandwidth ratio per algorithm): none depends on the size (which pairs are enabled is fixed per communicator,
-    ``ncclTopoTuneModel``), so a sweep computes them once."""
+    bandwidth ratio per algorithm, a :func:`_pair_row` per pair): none depends on the size (which pairs are enabled is
+    fixed per communicator, ``ncclTopoTuneModel``), so a sweep computes them once. The pairs come in NCCL's index
+    order (algorithm, then protocol: :func:`~gpucomm.model.nccl_tuner.cost_table_s`), the order of NCCL's tie-break.
+    :func:`gpucomm.model.hardware.calibration.using` clears this cache when it changes a parameter."""
     comm, table = comm_and_table(fabric, n, nccl_version)
-    candidates = tuple(nt.cost_table_s(comm, table, collective, 1 << 20))
+    candidates = tuple(sorted(nt.cost_table_s(comm, table, collective, 1 << 20),
+                              key=lambda k: (nt.ALGORITHMS.index(k[0]), nt.PROTOCOLS.index(k[1]))))
     ratios = {a: _delivered_bw_ratio(fabric, n, comm, table, collective, a) for a in {a for a, _ in candidates}} \
         if n > 1 else {}
-    return comm, table, candidates, ratios
-
-
-def _nccl_terms(collective: str, size: int, n: int, fabric: Fabric, plan: tuple, algorithm: str,
-                protocol: str) -> tuple[dict, int, float]:
-    """The terms of one (algorithm, protocol) NCCL runs, each continuous in size (:mod:`gpucomm.model.cost_terms`),
-    without launch and host floor; with NCCL's channel count at this size and the continuous one.
-
-    NCCL's latency and bandwidth terms (``tuning.cc``), then what the model adds: the fitted latency scale of the hops'
-    transport (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`); the bandwidth the links deliver
-    rather than the one NCCL plans with (:func:`_delivered_bw_ratio`, the one place the delivered-bandwidth
-    efficiency enters NCCL's estimate); for Ring and Tree the channels NCCL runs at this size, where the estimate
-    assumed all (:func:`~gpucomm.model.cost_terms.continuous_channels`); the pipeline fill of NVLS
-    (:func:`~gpucomm.model.cost_terms.nvls_fill_s`; the joint fit gives a ring's none); and
-    for a ring's LL steps, the transfer that overlaps their latency (:data:`CUT_THROUGH_PROTOCOLS`)."""
-    comm, table, _, ratios = plan
-    a, p = algorithm, protocol
-    nccl_lat = ct.nccl_latency_s(comm, table, collective, a, p, size)
-    nccl_bw = ct.nccl_bandwidth_s(comm, table, collective, a, p, size)
-    scale = cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph(a))].value
-    delivered = nccl_bw / ratios[a]
-    channels, _ = nt.channels_and_threads(comm, table, a, p, size)
-    ramp, fill, cont_channels = 0.0, 0.0, float(channels)
-    if a in ("ring", "tree"):
-        cont_channels = ct.continuous_channels(comm, table, a, p, size)
-        ramp = delivered * (comm.num_channels / cont_channels - 1)
-    if a in ("nvls", "nvls_tree"):
-        bw_per_channel = table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / channels
-        fill = ct.nvls_fill_s(size, channels, bw_per_channel)
-    cut = 0.0
-    if a == "ring" and p in CUT_THROUGH_PROTOCOLS:
-        # each hop forwards a line as soon as its flag arrives: a step's data moves while its latency elapses, so
-        # only the transfer beyond the steps' latency adds (NCCL's estimate adds both)
-        steps_latency = (nccl_lat - nt.BASE_LATENCY_US["ring"][nt.PROTOCOLS.index(p)] * 1e-6) * scale
-        cut = -min(delivered + ramp + fill, steps_latency)
-    terms = {"nccl_latency": nccl_lat, "nccl_bandwidth": nccl_bw, "transport_latency": nccl_lat * (scale - 1),
-             "delivered_bandwidth": delivered - nccl_bw, "channel_ramp": ramp, "pipeline_fill": fill,
-             "cut_through": cut}
-    return terms, channels, cont_channels
+    rows = tuple(_pair_row(fabric, comm, table, collective, a, p, ratios[a]) for a, p in candidates) if n > 1 else ()
+    return comm, table, candidates, ratios, rows
 
 
 CUT_THROUGH_PROTOCOLS = ("LL",)
@@ -673,44 +681,143 @@ def _with_launch(terms: dict, launch_s: float, floor_s: float) -> dict:
     return out
 
 
+NCCL_TERMS = ("nccl_latency", "nccl_bandwidth", "transport_latency", "delivered_bandwidth", "channel_ramp",
+              "pipeline_fill", "cut_through")
+"""The terms of one (algorithm, protocol) NCCL runs, in the order :attr:`CollectiveCost.terms` lists them (then
+``launch`` and ``host_floor``)."""
+
+
 def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: str, protocol: str,
                nccl_version: tuple, launch: str, gpus_per_thread: int) -> tuple:
     """The fastest (algorithm, protocol) NCCL enables (restricted by ``algorithm`` and ``protocol`` when named), its
     terms, and NCCL's own pick.
 
     NCCL picks the pair (and, for Ring and Tree, the channel count) minimising its own estimate (``src/enqueue.cc``
-    topoGetAlgoInfo); the model prices every enabled pair as NCCL's estimate plus the terms (:func:`_nccl_terms`)
-    and reports the fastest, a minimum of curves that never fall as the size grows, so the time never does either.
-    (Pricing NCCL's pick alone was tried: at NCCL's LL -> LL128 switch the LL overlap term makes the time fall by
-    about 1 %, e.g. broadcast on 16 GPUs over NVLink 2, and the validation figures were the same.) Returns (algorithm, protocol, terms,
-    NCCL's estimate of that pair in s, channels, alternatives, NCCL's own (algorithm, protocol), host floor in s)."""
-    plan = _nccl_plan(fabric, n, nccl_version, collective)
-    comm, table, candidates, _ = plan
-    times = {k: nt.algo_time_s(comm, table, collective, k[0], k[1], size) for k in candidates} if n > 1 \
-        else nt.cost_table_s(comm, table, collective, size)
-    pick = [k for k in times if (algorithm == "auto" or k[0] == algorithm) and (protocol == "auto" or k[1] == protocol)]
-    if not pick:
-        on = ", ".join(sorted({a for a, _ in times})) or "none"
-        raise GpucommError(f"NCCL {'.'.join(map(str, nccl_version))} does not run {collective} with algorithm "
-                           f"{algorithm!r}, protocol {protocol!r} on {fabric.link.key!r} ({fabric.topology}, {n} GPUs): expected one of {on}")  # noqa: E501
-    alternatives = tuple(sorted(((a, p, t) for (a, p), t in times.items()), key=lambda x: x[2]))
+    topoGetAlgoInfo); the model prices every enabled pair as NCCL's estimate plus the terms and reports the fastest, a
+    minimum of curves that never fall as the size grows, so the time never does either. (Pricing NCCL's pick alone was
+    tried: at NCCL's LL -> LL128 switch the LL overlap term makes the time fall by about 1 %, e.g. broadcast on 16 GPUs
+    over NVLink 2, and the validation figures were the same.)
 
-    def nccl_order(k):  # strict '<' in NCCL's index order: ties keep the first (topoGetAlgoInfo)
-        return nt.ALGORITHMS.index(k[0]), nt.PROTOCOLS.index(k[1])
+    The terms of a pair (:data:`NCCL_TERMS`, each continuous in size, :mod:`gpucomm.model.cost_terms`): NCCL's latency
+    (:func:`~gpucomm.model.cost_terms.nccl_latency_s`) and bandwidth (:func:`~gpucomm.model.cost_terms.nccl_bandwidth_s`)
+    terms (``tuning.cc``), then what the model adds: the fitted latency scale of the hops' transport
+    (:data:`~gpucomm.model.hardware.calibration.TUNER_LATENCY_SCALE`); the bandwidth the links deliver rather than the
+    one NCCL plans with (:func:`_delivered_bw_ratio`, the one place the delivered-bandwidth efficiency enters NCCL's
+    estimate); for Ring and Tree the channels NCCL runs at this size, where the estimate assumed all
+    (:func:`~gpucomm.model.cost_terms.continuous_channels`); the pipeline fill of NVLS
+    (:func:`~gpucomm.model.cost_terms.nvls_fill_s`; the joint fit gives a ring's none); for a ring's LL steps, the
+    transfer that overlaps their latency (:data:`CUT_THROUGH_PROTOCOLS`); the launch and the host floor
+    (:func:`_with_launch`). The size-independent inputs come once per communicator (:func:`_nccl_plan`,
+    :func:`_pair_row`); this function does each pair's size-dependent arithmetic inline, in the order of the functions
+    named (``tests/model/test_cost_fast_path.py`` checks that the two agree to the bit), and makes a dict of the reported pair's
+    terms alone.
 
-    nccl_pick = min(pick, key=lambda k: (times[k], *nccl_order(k)))
+    Returns (algorithm, protocol, terms, NCCL's estimate of that pair in s, channels, alternatives, NCCL's own
+    (algorithm, protocol), host floor in s)."""
+    comm, table, candidates, _, rows = _nccl_plan(fabric, n, nccl_version, collective)
     launch_s = cal.LAUNCH_S[launch].value
     if n == 1:
+        times = nt.cost_table_s(comm, table, collective, size)
+        pick = [k for k in times if (algorithm == "auto" or k[0] == algorithm) and (protocol == "auto" or k[1] == protocol)]
+        if not pick:
+            _refuse_pair(collective, n, fabric, algorithm, protocol, nccl_version, candidates)
+        alternatives = tuple(sorted(((a, p, t) for (a, p), t in times.items()), key=_third))
+        nccl_pick = min(pick, key=lambda k: (times[k], nt.ALGORITHMS.index(k[0]), nt.PROTOCOLS.index(k[1])))
         floor = ct.host_floor_s(gpus_per_thread, launch, 1, nccl_version)
         return (*nccl_pick, _with_launch({}, launch_s, floor), 0.0, 1, alternatives, nccl_pick, floor)
-    priced = {}
-    for k in pick:
-        terms, channels, cont_channels = _nccl_terms(collective, size, n, fabric, plan, *k)
-        floor = ct.host_floor_s(gpus_per_thread, launch, cont_channels, nccl_version)
-        priced[k] = (_with_launch(terms, launch_s, floor), channels, floor)
-    best = min(priced, key=lambda k: (sum(priced[k][0].values()), *nccl_order(k)))
-    terms, channels, floor = priced[best]
-    return (*best, terms, times[nccl_pick], channels, alternatives, nccl_pick, floor)
+    # the floor depends on the channels only before NCCL 2.13 (cost_terms.host_floor_s)
+    fixed_floor = ct.host_floor_s(gpus_per_thread, launch, 0.0, nccl_version) \
+        if launch != "eager" or gpus_per_thread <= 1 or tuple(nccl_version) >= cal.PER_CHANNEL_ENQUEUE_UNTIL else None
+    # size-dependent quantities every pair shares: NCCL's Tree bucket (nt.algo_time_s), the continuous Tree factor's
+    # position (cost_terms.tree_correction_factor), NVLS's chunk size and fill (cost_terms.nvls_fill_s)
+    log_size = (size >> 6).bit_length() - 1
+    if size <= 32:
+        tree_i = None
+    else:
+        tree_x = math.log2(size / 64)
+        tree_i = math.floor(tree_x)
+        tree_frac = tree_x - tree_i
+    chunk_bytes, fill_chunks = cal.NVLS_CHUNK_BYTES.value, cal.NVLS_PIPELINE_FILL_CHUNKS.value
+    everything = algorithm == "auto" and protocol == "auto"
+    alternatives, best, nccl_pick, nccl_pick_time = [], None, None, 0.0
+    for (a, p, lat_us, bw_gbps, nccl_tree_limit, tree_row, plateau, plateau_div, nccl_lat, bw, tree_last, scale, ratio,
+         rule, nc, per_channel, bw_per_channel, cut_base_s) in rows:
+        # NCCL's estimate, nt.algo_time_s
+        if 0 <= log_size < nccl_tree_limit:
+            bw_gbps *= tree_row[log_size]
+        if plateau is not None and size // plateau_div >= 64:
+            lat_us *= plateau
+        nccl_time = (lat_us * 1 + size / (1000 * bw_gbps)) * 1e-6
+        alternatives.append((a, p, nccl_time))
+        if not everything and not ((algorithm == "auto" or a == algorithm) and (protocol == "auto" or p == protocol)):
+            continue
+        # NCCL's pick: the lowest estimate, ties to the lower (algorithm, protocol) index, which comes first in rows
+        if nccl_pick is None or nccl_time < nccl_pick_time:
+            nccl_pick, nccl_pick_time = (a, p), nccl_time
+        # the terms: cost_terms.nccl_latency_s and nccl_bandwidth_s
+        if plateau is not None:
+            nccl_lat *= 1 + (plateau - 1) * min(1.0, size / plateau_div / 64)
+        if tree_last is not None:  # cost_terms.tree_correction_factor
+            if tree_i is None:
+                bw *= 1.0
+            else:
+                at_i = tree_row[tree_i] if 0 <= tree_i <= tree_last else 1.0
+                at_next = tree_row[tree_i + 1] if 0 <= tree_i + 1 <= tree_last else 1.0
+                bw *= at_i + (at_next - at_i) * tree_frac
+        nccl_bw = size / bw
+        delivered = nccl_bw / ratio
+        ramp, fill = 0.0, 0.0
+        if rule == "ramp" or rule == "drop":
+            # NCCL's loop, nt.channels_and_threads: while nBytes < nc x nThreads x threshold and nc >= 2, nc -= 1
+            channels = nc if per_channel <= 0 or size >= nc * per_channel else max(1, min(nc, size // per_channel))
+            if rule == "ramp":  # cost_terms.continuous_channels
+                cont_channels = min(float(nc), max(1.0, size / per_channel))
+                ramp = delivered * (nc / cont_channels - 1)
+            else:
+                cont_channels = float(channels)
+        elif rule == "fixed":  # NVLS: a fixed channel count, and the pipeline fill (cost_terms.nvls_fill_s)
+            channels = nc
+            cont_channels = float(channels)
+            chunks = size / (channels * chunk_bytes)
+            fill = max(0.0, min(fill_chunks, chunks - 1)) * chunk_bytes / bw_per_channel
+        else:  # CollNet Direct
+            channels = nt.channels_and_threads(comm, table, a, p, size)[0]
+            cont_channels = float(channels)
+        cut = 0.0
+        if cut_base_s is not None:
+            steps_latency = (nccl_lat - cut_base_s) * scale
+            cut = -min(delivered + ramp + fill, steps_latency)
+        values = (nccl_lat, nccl_bw, nccl_lat * (scale - 1), delivered - nccl_bw, ramp, fill, cut, launch_s)
+        floor = fixed_floor if fixed_floor is not None else ct.host_floor_s(gpus_per_thread, launch, cont_channels,
+                                                                              nccl_version)
+        host_floor = max(0.0, floor - sum(values))  # as _with_launch
+        total = sum((*values, host_floor))
+        # the fastest, ties to the lower (algorithm, protocol) index as NCCL's
+        if best is None or total < best[0]:
+            best = (total, a, p, values, host_floor, channels, floor)
+    if best is None:
+        _refuse_pair(collective, n, fabric, algorithm, protocol, nccl_version, candidates)
+    _, a, p, values, host_floor, channels, floor = best
+    terms = dict(zip(TERMS_WITH_LAUNCH, (*values, host_floor)))
+    alternatives.sort(key=_third)
+    return (a, p, terms, nccl_pick_time, channels, tuple(alternatives), nccl_pick, floor)
+
+
+TERMS_WITH_LAUNCH = (*NCCL_TERMS, "launch", "host_floor")
+"""The keys of a priced NCCL pair's terms, in order (:func:`_with_launch`)."""
+
+
+def _refuse_pair(collective: str, n: int, fabric: Fabric, algorithm: str, protocol: str, nccl_version: tuple,
+                 candidates: tuple) -> None:
+    """Raise the error for an (algorithm, protocol) NCCL does not enable here."""
+    on = ", ".join(sorted({a for a, _ in candidates})) or "none"
+    raise GpucommError(f"NCCL {'.'.join(map(str, nccl_version))} does not run {collective} with algorithm "
+                       f"{algorithm!r}, protocol {protocol!r} on {fabric.link.key!r} ({fabric.topology}, {n} GPUs): "
+                       f"expected one of {on}")
+
+
+_third = operator.itemgetter(2)
+"""The estimate of an (algorithm, protocol, estimate) alternative: what they are sorted by."""
 
 
 def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: Fabric | str | Link,
@@ -808,50 +915,23 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         raise GpucommError(f"gpus_per_thread {gpus_per_thread!r}: expected an integer from 1 to 72")
     nccl_version = parse_nccl_version(nccl_version)
     fabric = as_fabric(fabric)
-    if n % fabric.num_nodes:
-        raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
-    _check_fits(fabric, n // fabric.num_nodes)
-    if gpus_per_thread > n // fabric.num_nodes:
-        raise GpucommError(f"gpus_per_thread {gpus_per_thread}: one host thread drives GPUs of its own node, and a node "
-                           f"has {n // fabric.num_nodes} of the {n} GPUs; expected 1 to {n // fabric.num_nodes}")
-    if fabric.inter_socket is not None and fabric.topology == "pairs" and n // fabric.num_nodes <= 2:
-        raise GpucommError(f"inter-socket link {fabric.inter_socket!r} with {n} GPUs of a bridged pair: their traffic stays "
-                           "on the NVLink bridge; expected more than 2 GPUs per node, or no inter-socket link")
-    uses_nccl = collective in nt.COLLECTIVES and (algorithm == "auto" or (algorithm in NCCL_ALGORITHMS and (
-        algorithm in nt.ALGORITHMS_FOR[collective])))
-    if algorithm != "auto" and algorithm not in ALGORITHMS_FOR[collective] and not uses_nccl:
-        raise GpucommError(f"algorithm {algorithm!r} does not implement {collective}: expected one of "
-                           f"auto, {', '.join(ALGORITHMS_FOR[collective])}")
+    uses_nccl, p2p_path, note_head, note_tail, version_text, factor, transport = _call_setup(
+        collective, n, fabric, algorithm, protocol, launch, nccl_version, gpus_per_thread)
     multi_node = fabric.num_nodes > 1
-    # all_to_all and send_recv inside a node: NCCL's point-to-point path, priced by its own rules (_p2p_cost)
-    p2p_path = not multi_node and collective in P2P_COLLECTIVES and algorithm in ("auto", "ring")
-    if algorithm == "hierarchical" and not multi_node:
-        raise GpucommError("algorithm 'hierarchical' needs several nodes: expected --nodes 2 or more")
-    if multi_node and algorithm not in ("auto", "hierarchical", "ring") and not uses_nccl:
-        accepted = "auto, ring or hierarchical" if collective == "all_reduce" else "auto or ring"
-        raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected {accepted}")
 
-    note, nccl_time, channels, alternatives, nccl_pick = NOT_NCCL.get(algorithm, "alpha-beta"), None, None, (), ("", "")
+    nccl_time, channels, alternatives, nccl_pick = None, None, (), ("", "")
     launch_s = cal.LAUNCH_S[launch].value
     if uses_nccl:
         algo, proto, terms, nccl_time, channels, alternatives, nccl_pick, host_floor_s = _nccl_cost(
             collective, size, n, fabric, algorithm, protocol, nccl_version, launch, gpus_per_thread)
-        note = (f"NCCL {'.'.join(map(str, nccl_version))} tuner's estimate of each pair it enables, plus fitted terms "
-                f"(launch ({launch}), latency scale of the transport, delivered link bandwidth, channel ramp, pipeline "
-                "fill); the fastest reported")
+        note = note_head
         if (algo, proto) != nccl_pick:
             note += f" (NCCL's own estimate picks {nccl_pick[0]}/{nccl_pick[1]})"
-        if not fabric.p2p:
-            note += "; bandwidth input: the host-staged calibration (NCCL's tuner has no host-staging model)"
-        if multi_node:
-            note += "; NIC rate x the network efficiency calibration"
+        note += note_tail
     else:
-        if not p2p_path and protocol not in ("auto", "LL", "Simple"):
-            raise GpucommError(f"protocol {protocol!r} with {collective} {'across nodes' if multi_node else algorithm}: the "
-                               "alpha-beta algorithms know LL and Simple; expected one of auto, LL, Simple")
+        note = note_head
         if p2p_path:
             algo, proto, terms = _p2p_cost(collective, size, n, fabric, protocol, nccl_version)
-            note = P2P_NOTE
         else:
             if multi_node:
                 options = []
@@ -869,21 +949,71 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
         host_floor_s = ct.host_floor_s(gpus_per_thread, launch, 0, nccl_version)
         terms = _with_launch(terms, launch_s, host_floor_s)
     time_s = sum(terms.values())
-    latency_s = sum(terms.get(k, 0.0) for k in LATENCY_TERMS)
-    transfer_s = sum(terms.get(k, 0.0) for k in TRANSFER_TERMS)
+    latency_s = sum([terms.get(k, 0.0) for k in LATENCY_TERMS])
+    transfer_s = sum([terms.get(k, 0.0) for k in TRANSFER_TERMS])
     algbw = size / time_s
-    factor = busbw_factor(collective, n)
-    low, high = cal.prediction_band(band_transport(fabric), size)
+    low, high = cal.prediction_band(transport, size)
     return CollectiveCost(
         collective=collective, algorithm=algo, protocol=proto, link=fabric.link.key, p2p=fabric.p2p, num_ranks=n,
         msg_bytes=size, time_s=time_s, latency_s=latency_s, transfer_s=transfer_s, bus_bytes=size * factor,
         algbw_bytes_per_s=algbw, busbw_bytes_per_s=algbw * factor, num_nodes=fabric.num_nodes,
         launch_s=launch_s, launch=launch, host_floor_s=host_floor_s,
-        nccl_version=".".join(map(str, nccl_version)) if uses_nccl else "", nccl_time_s=nccl_time,
+        nccl_version=version_text, nccl_time_s=nccl_time,
         num_channels=channels, alternatives=alternatives, note=note, terms=tuple(terms.items()),
         nccl_algorithm=nccl_pick[0], nccl_protocol=nccl_pick[1],
         time_low_s=time_s * low, time_high_s=time_s * high,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _call_setup(collective: str, n: int, fabric: Fabric, algorithm: str, protocol: str, launch: str,
+                nccl_version: tuple, gpus_per_thread: int) -> tuple:
+    """The checks of :func:`collective_cost` that follow its arguments' own and what it derives from them without the
+    size (nothing calibrated, so no parameter change can leave it stale): (whether NCCL's tuner prices the call,
+    whether all_to_all/send_recv take NCCL's point-to-point path, the note before and after NCCL's pick, the NCCL
+    release as reported, the busbw factor, the transport of the prediction band). Raises the errors
+    :func:`collective_cost` documents, in its order."""
+    n_node = n // fabric.num_nodes
+    if n % fabric.num_nodes:
+        raise GpucommError(f"{n} GPUs over {fabric.num_nodes} nodes: expected a multiple of the node count")
+    _check_fits(fabric, n_node)
+    if gpus_per_thread > n_node:
+        raise GpucommError(f"gpus_per_thread {gpus_per_thread}: one host thread drives GPUs of its own node, and a node "
+                           f"has {n_node} of the {n} GPUs; expected 1 to {n_node}")
+    if fabric.inter_socket is not None and fabric.topology == "pairs" and n_node <= 2:
+        raise GpucommError(f"inter-socket link {fabric.inter_socket!r} with {n} GPUs of a bridged pair: their traffic stays "
+                           "on the NVLink bridge; expected more than 2 GPUs per node, or no inter-socket link")
+    uses_nccl = collective in nt.COLLECTIVES and (algorithm == "auto" or (algorithm in NCCL_ALGORITHMS and (
+        algorithm in nt.ALGORITHMS_FOR[collective])))
+    if algorithm != "auto" and algorithm not in ALGORITHMS_FOR[collective] and not uses_nccl:
+        raise GpucommError(f"algorithm {algorithm!r} does not implement {collective}: expected one of "
+                           f"auto, {', '.join(ALGORITHMS_FOR[collective])}")
+    multi_node = fabric.num_nodes > 1
+    # all_to_all and send_recv inside a node: NCCL's point-to-point path, priced by its own rules (_p2p_cost)
+    p2p_path = not multi_node and collective in P2P_COLLECTIVES and algorithm in ("auto", "ring")
+    if algorithm == "hierarchical" and not multi_node:
+        raise GpucommError("algorithm 'hierarchical' needs several nodes: expected --nodes 2 or more")
+    if multi_node and algorithm not in ("auto", "hierarchical", "ring") and not uses_nccl:
+        accepted = "auto, ring or hierarchical" if collective == "all_reduce" else "auto or ring"
+        raise GpucommError(f"algorithm {algorithm!r} across {fabric.num_nodes} nodes is not modelled: expected {accepted}")
+    note_head, note_tail = NOT_NCCL.get(algorithm, "alpha-beta"), ""
+    if uses_nccl:
+        note_head = (f"NCCL {'.'.join(map(str, nccl_version))} tuner's estimate of each pair it enables, plus fitted "
+                     f"terms (launch ({launch}), latency scale of the transport, delivered link bandwidth, channel ramp, "
+                     "pipeline fill); the fastest reported")
+        if not fabric.p2p:
+            note_tail += "; bandwidth input: the host-staged calibration (NCCL's tuner has no host-staging model)"
+        if multi_node:
+            note_tail += "; NIC rate x the network efficiency calibration"
+    else:
+        if not p2p_path and protocol not in ("auto", "LL", "Simple"):
+            raise GpucommError(f"protocol {protocol!r} with {collective} {'across nodes' if multi_node else algorithm}: the "
+                               "alpha-beta algorithms know LL and Simple; expected one of auto, LL, Simple")
+        if p2p_path:
+            note_head = P2P_NOTE
+    version_text = ".".join(map(str, nccl_version)) if uses_nccl else ""
+    return (uses_nccl, p2p_path, note_head, note_tail, version_text, busbw_factor(collective, n),
+            band_transport(fabric))
 
 
 def all_reduce_time_s(msg_bytes: int, num_ranks: int, *, fabric: Fabric | str | Link, algorithm: str = "auto",
