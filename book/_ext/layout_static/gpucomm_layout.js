@@ -28,6 +28,16 @@
   const SUBPLOT_LINE_EM = 1.3;
   const GAP_PX = 10;
 
+  // The page's main thread is let go between figures and before each relayout (a relayout that moves the legend or
+  // changes the height redraws the whole figure: up to a few hundred ms for a figure of a hundred traces): laying out
+  // every figure of a page in one go would hold it for seconds after the first paint, so that a scroll or a click
+  // waits (static-book issue 26: no task over 200 ms).
+  const nextTask = () => new Promise(resolve => setTimeout(resolve, 0));
+  async function relayoutAlone(gd, update) {
+    await nextTask();
+    return window.Plotly.relayout(gd, update);
+  }
+
   // --- tables -----------------------------------------------------------------------------------------
   function scrollsSideways(el, stop) {
     for (let p = el.parentElement; p && p !== stop; p = p.parentElement) {
@@ -299,7 +309,7 @@
     Object.assign(update, part);
     // plotly leaves a button row drawn when its menu becomes a dropdown: clear the menus first.
     if (menus.some(m => m.menu.type !== (gd.layout.updatemenus[menus.indexOf(m)] || {}).type))
-      await window.Plotly.relayout(gd, {updatemenus: []});
+      await relayoutAlone(gd, {updatemenus: []});
     // An axis title longer than its axis is wrapped (a y title runs along the plot's height).
     for (const k of Object.keys(fl)) {
       const ax = fl[k];
@@ -328,7 +338,7 @@
                            height: top + plotPx + provisional});
     setHeight(gd, top + plotPx + provisional);
     if (sliders.length) update.sliders = sliders;
-    await window.Plotly.relayout(gd, update);
+    await relayoutAlone(gd, update);
 
     // The x axis under each upper panel (tick labels turned upright, its title) may need more room than guessed.
     if (places.length > 1) {
@@ -351,7 +361,7 @@
         const again = arrange(needed);
         const height = top + again.plotPx + provisional;
         setHeight(gd, height);
-        await window.Plotly.relayout(gd, Object.assign(again.part, {height, "legend.y": -60 / again.plotPx}));
+        await relayoutAlone(gd, Object.assign(again.part, {height, "legend.y": -60 / again.plotPx}));
       }
     }
 
@@ -363,6 +373,8 @@
 
   // The x axes' tick labels and titles under the plot area, the legend, the sliders: true when it moved them.
   const AXIS_TEXT = ".xaxislayer-above text, [class^='g-x'][class$='title'] text";
+  // A slider or a height this close to its place stays (each move is a full redraw of the figure).
+  const SETTLED_PX = 4;
   async function placeBelow(gd) {
     const fl = gd._fullLayout;
     const o = gd.getBoundingClientRect();
@@ -385,13 +397,17 @@
     }
     sliderEls.forEach((el, i) => {
       const b = box(el, o);
-      if (Math.abs(b.top - (plotBottom + bottom)) > 2) update[`sliders[${i}].y`] = -bottom / plotPx;
+      // plotly draws the slider's box a few px off the y it is given (its padding): that offset, measured on the
+      // slider as drawn, is taken off, so that the box lands where it should in one pass
+      const given = fl.sliders && fl.sliders[i] ? plotBottom - fl.sliders[i].y * plotPx : b.top;
+      const offset = Number.isFinite(given) ? b.top - given : 0;
+      if (Math.abs(b.top - (plotBottom + bottom)) > SETTLED_PX) update[`sliders[${i}].y`] = -(bottom - offset) / plotPx;
       bottom += b.height + GAP_PX;
     });
     const height = plotBottom + bottom + GAP_PX;
-    if (!Object.keys(update).length && Math.abs(fl.height - height) <= 2) return false;
+    if (!Object.keys(update).length && Math.abs(fl.height - height) <= SETTLED_PX) return false;
     Object.assign(update, {"margin.b": bottom + GAP_PX, height});
-    await window.Plotly.relayout(gd, update);
+    await relayoutAlone(gd, update);
     setHeight(gd, gd._fullLayout.height);
     return true;
   }
@@ -421,7 +437,7 @@
       bottom += box(el, o).height + GAP_PX;
     });
     Object.assign(update, {"margin.b": bottom + GAP_PX, height: plotBottom + bottom + GAP_PX});
-    await window.Plotly.relayout(gd, update);
+    await relayoutAlone(gd, update);
     setHeight(gd, gd._fullLayout.height);
   }
 
@@ -497,7 +513,7 @@
       if (lines.length > parts.length) {
         const fontPx = (fl.title.font && fl.title.font.size) || 17;
         const added = Math.ceil((lines.length - parts.length) * fontPx * 1.25);
-        await window.Plotly.relayout(gd, {"title.text": lines.join("<br>"), "margin.t": fl.margin.t + added,
+        await relayoutAlone(gd, {"title.text": lines.join("<br>"), "margin.t": fl.margin.t + added,
                                           height: fl.height + added, "title.yref": "container", "title.y": 1,
                                           "title.yanchor": "top", "title.pad.t": 8});
         setHeight(gd, gd._fullLayout.height);
@@ -509,7 +525,7 @@
     if (t.top < f.top + 1 && (gd._gcTitlePins || 0) < 2) {
       gd._gcTitlePins = (gd._gcTitlePins || 0) + 1;
       const pad = (gd._fullLayout.title.yanchor === "top" && gd._fullLayout.title.pad.t) || 0;
-      await window.Plotly.relayout(gd, {"title.yref": "container", "title.y": 1, "title.yanchor": "top",
+      await relayoutAlone(gd, {"title.yref": "container", "title.y": 1, "title.yanchor": "top",
                                         "title.pad.t": pad + Math.ceil(f.top + 4 - t.top)});
     }
   }
@@ -567,12 +583,13 @@
       Object.assign(update, {[k + ".tickmode"]: "array", [k + ".tickvals"]: vals, [k + ".ticktext"]: vals.map(fullNumber)});
       (gd._gcLogTicks = gd._gcLogTicks || {})[k] = range;
     }
-    if (Object.keys(update).length) await window.Plotly.relayout(gd, update);
+    if (Object.keys(update).length) await relayoutAlone(gd, update);
   }
 
   async function tidy(gd, wide) {
     await spellLogTicks(gd);
-    if (wide) await fitTitle(gd);
+    if (wide) { await nextTask(); await fitTitle(gd); }
+    await nextTask();
     hideCrowdedTicks(gd);
   }
 
@@ -586,7 +603,7 @@
     }
     const wide = gd._fullLayout.width >= NARROW_PX;
     gd._gcBusy = true;
-    (wide ? clearSliders(gd) : compact(gd)).then(() => tidy(gd, wide))
+    (wide ? clearSliders(gd) : compact(gd)).then(nextTask).then(() => tidy(gd, wide))
       .catch(err => console.warn("gpucomm_layout: figure left as built:", err)).finally(() => {
         gd._gcBusy = false;
         gd._gcLayout = gd.layout;  // Plotly.react (a live calculator's redraw) replaces it: laid out again
@@ -602,7 +619,7 @@
         gd._gcWatched = true;
         gd.on("plotly_afterplot", () => setTimeout(() => layoutFigure(gd), 0));
       }
-      layoutFigure(gd);
+      setTimeout(() => layoutFigure(gd), 0);  // one task per figure
     }
   }
 

@@ -18,13 +18,14 @@
 //
 // Drawing: a change that moves the data of the same traces (what a slider or a typed number does) is drawn
 // by Plotly.animate without redraw (only the changed traces' paths are recomputed; no axis, legend or layout pass),
-// the title by a relayout of the title alone, and an axis that plotly ranges itself is re-ranged only when the new
-// data leaves its range or fills less than a quarter of it. Anything else (traces shown or hidden, other layout
-// changes) goes through Plotly.react or Plotly.update. Changes arriving while one is computed are coalesced:
-// at most one recompute per animation frame, with the latest values.
+// the title (and a range the model sets) by a relayout of those alone, done first, while the animation waits for
+// its frame; an axis that plotly ranges itself is re-ranged only when the new data leaves its range or fills less
+// than a quarter of it, and then data and layout go in one Plotly.update (fastDraw). Anything else (traces shown or
+// hidden, other layout changes) goes through Plotly.react or Plotly.update. Changes arriving while one is computed
+// are coalesced: at most one recompute per animation frame, with the latest values.
 //
 // window.gpucommLive (read by tests/book and benchmarks/): updates (one record per recompute:
-// {calculator, field, first, ok, ms, computeMs, pythonMs, drawMs, fast, coalesced, message, messageField}),
+// {calculator, field, first, ok, ms, computeMs, pythonMs, drawMs, fast, way, coalesced, message, messageField}),
 // firstInteraction, startedAt (loading began), loadMs, firstResult, phases, call(fn, ...args).
 (function () {
   "use strict";
@@ -237,13 +238,15 @@
 
   function axisName(id) { return id.replace(/^([xy])(\d*)$/, "$1axis$2"); }
 
-  // Axes plotly ranges itself, among those of ``traces``, whose data now leaves the range shown or fills less
-  // than LOOSE_FRACTION of it: {"yaxis.autorange": true, ...} (empty when the range shown still fits).
-  function staleAutoranges(gd, traces) {
+  // Axes plotly ranges itself, among those of the changed traces, whose data once ``changes`` are drawn (the new
+  // values of the changed traces, what is drawn of the others) leaves the range shown or fills less than
+  // LOOSE_FRACTION of it: {"yaxis.autorange": true, ...} (empty when the range shown still fits). Read before
+  // drawing, so that the draw can do the re-ranging in the same pass.
+  function staleAutoranges(gd, changes) {
     const full = gd._fullLayout, out = {};
-    const axes = new Set();
-    for (const i of traces) {
-      const t = gd._fullData[i];
+    const axes = new Set(), changed = new Map(changes.map(c => [c.index, c]));
+    for (const {index} of changes) {
+      const t = gd._fullData[index];
       if (t && t.visible === true) { axes.add(axisName(t.xaxis || "x")); axes.add(axisName(t.yaxis || "y")); }
     }
     for (const name of axes) {
@@ -253,7 +256,8 @@
       let lo = Infinity, hi = -Infinity;
       for (const t of gd._fullData) {
         if (t.visible !== true || axisName(t[letter + "axis"] || letter) !== name) continue;
-        const raw = gd.data[t.index][letter];
+        const change = changed.get(t.index);
+        const raw = change && change[letter] !== undefined ? change[letter] : gd.data[t.index][letter];
         if (t.type === "bar" && letter !== (t.orientation === "h" ? "x" : "y")) continue;
         for (const v of raw ? plain(raw) : []) {
           const n = ax.type === "log" ? Math.log10(v) : Number(v);
@@ -274,20 +278,39 @@
 
   const ANIMATE = {transition: {duration: 0}, frame: {duration: 0, redraw: false}, mode: "immediate"};
 
-  // Draw the new data of some traces, as fast as plotly allows: changes = [{index, x?, y?, text?}].
-  // Returns what it did: {animateMs, relayoutMs, relayout: [keys]}.
+  // Draw the new data of some traces, as fast as plotly allows: changes = [{index, x?, y?, text?}], layout = the
+  // title and ranges to set (layoutChange). Three ways, by what else changes:
+  // * data only: Plotly.animate without redraw (only the changed traces' paths are recomputed; no axis, legend or
+  //   layout pass), drawn at the next animation frame;
+  // * the title or a range set by the model too: that relayout first (synchronous), then the data as above, so the
+  //   relayout's work is done while the animation waits for its frame rather than after it;
+  // * an axis plotly ranges itself no longer fits the data: one Plotly.update, data and layout in one pass (an
+  //   animation followed by the re-ranging would draw every trace twice).
+  // Returns what it did: {animateMs, relayoutMs, relayout: [layout keys set], way: "animate"|"relayout+animate"|"update"}.
   async function fastDraw(gd, changes, layout) {
-    const axes = {}, t0 = performance.now();
-    for (const [name, range] of Object.entries(layout.ranges)) axes[name] = {range};
-    if (changes.length || Object.keys(axes).length) {
-      await window.Plotly.animate(gd, {data: changes.map(({index, ...rest}) => rest), traces: changes.map(c => c.index),
-                                       layout: axes}, ANIMATE);
-    }
-    const t1 = performance.now();
-    const relayout = staleAutoranges(gd, changes.map(c => c.index));
+    const t0 = performance.now();
+    const relayout = staleAutoranges(gd, changes);
+    const stale = Object.keys(relayout).length > 0;
+    for (const [name, range] of Object.entries(layout.ranges)) relayout[name + ".range"] = range;
     if (layout.title !== undefined) relayout["title.text"] = layout.title;
-    if (Object.keys(relayout).length) await window.Plotly.relayout(gd, relayout);
-    return {animateMs: t1 - t0, relayoutMs: performance.now() - t1, relayout: Object.keys(relayout)};
+    const keys = Object.keys(relayout);
+    if (stale && changes.length) {
+      const data = {};
+      for (const key of FAST_KEYS) {
+        if (!changes.some(c => c[key] !== undefined)) continue;
+        data[key] = changes.map(c => c[key] !== undefined ? c[key] : plain(gd.data[c.index][key]));
+      }
+      await window.Plotly.update(gd, data, relayout, changes.map(c => c.index));
+      return {animateMs: 0, relayoutMs: performance.now() - t0, relayout: keys, way: "update"};
+    }
+    if (keys.length) await window.Plotly.relayout(gd, relayout);
+    const t1 = performance.now();
+    if (changes.length) {
+      await window.Plotly.animate(gd, {data: changes.map(({index, ...rest}) => rest), traces: changes.map(c => c.index)},
+                                  ANIMATE);
+    }
+    return {animateMs: performance.now() - t1, relayoutMs: t1 - t0, relayout: keys,
+            way: keys.length ? "relayout+animate" : "animate"};
   }
 
   // Per trace index, the keys whose value differs from what is drawn, or null when a fast draw cannot apply.

@@ -155,6 +155,24 @@ def _speedups(inputs: TPInputs, interconnect: str, degrees: list[int]) -> tuple[
     return decode, prefill
 
 
+_CURVES: dict = {}
+"""Recent curves of :func:`tp_update` by what they depend on (:func:`_kept`)."""
+
+_CURVES_SIZE = 64
+"""How many curves :data:`_CURVES` keeps (the oldest goes first)."""
+
+
+def _kept(key, compute) -> list[list]:
+    """``compute()`` (a tuple of lists), kept under ``key`` for the next live update; returned as new lists."""
+    value = _CURVES.get(key)
+    if value is None:
+        value = compute()
+        if len(_CURVES) >= _CURVES_SIZE:
+            del _CURVES[next(iter(_CURVES))]
+        _CURVES[key] = value
+    return [list(v) for v in value]
+
+
 def _bar_label(interconnect: str) -> str:
     """The interconnect's label on two lines (bar categories of a narrow page)."""
     label = get_interconnect(interconnect).label.replace(" (via host memory)", "")
@@ -268,8 +286,11 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
     ideal: list[int] = []
     for k in interconnects:
         degrees = tp_degrees(inputs.model, k)
-        decode, prefill = _speedups(inputs, k, degrees)
-        throughput = [_request(inputs, k, batch=b).tokens_per_s_per_gpu for b in BATCHES]
+        # curves that do not depend on the TP degree (speed-ups) or on the batch (throughput): kept for the next update
+        decode, prefill = _kept(("speedups", replace(inputs, tp_size=1, interconnect=k), tuple(degrees)),
+                                lambda k=k, degrees=degrees: _speedups(inputs, k, degrees))
+        throughput, = _kept(("throughput", replace(inputs, batch=1, interconnect=k)),
+                            lambda k=k: ([_request(inputs, k, batch=b).tokens_per_s_per_gpu for b in BATCHES],))
         xs += [degrees, degrees, list(BATCHES)]
         ys += [decode, prefill, throughput]
         texts += [None, None, None]
