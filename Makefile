@@ -82,6 +82,11 @@ $(BOOK_STAMP): $(ENV_STAMP) $(BOOK_SOURCES)
 # builds no book and drives no browser (`slow`), with hypothesis's `fast` profile. Both tiers print
 # their 15 slowest tests.
 PYTEST_FLAGS := --durations=15
+# `make test` spreads the test files over workers (pytest-xdist; a file stays on one worker, so its module and
+# session fixtures, a notebook's cells and a browser module's pages run together, in order): one per core, at most 4.
+# PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= auto
+XDIST_FLAGS := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile)
 
 lint: env
 	$(BIN)/ruff check .
@@ -98,7 +103,7 @@ test: lint $(BOOK_STAMP)
 	  echo "torch is not installed: no doctests for$$ignore"; \
 	fi; \
 	set -x; \
-	GPUCOMM_BOOK_BUILT=1 HYPOTHESIS_PROFILE=full $(RUN) $(PY) -m pytest $(PYTEST_FLAGS) tests notebooks labs src/gpucomm \
+	GPUCOMM_BOOK_BUILT=1 HYPOTHESIS_PROFILE=full $(RUN) $(PY) -m pytest $(PYTEST_FLAGS) $(XDIST_FLAGS) tests notebooks labs src/gpucomm \
 	  --doctest-modules $$ignore \
 	  --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg
 

@@ -247,6 +247,59 @@ TALL_ROW_PX = 300
 """No table row taller than this: a table whose long text would wrap into a tower scrolls sideways (issue 26)."""
 
 
+# Every self-check control's centre, scrolled into the middle of the screen, and what the page has there.
+SELF_CHECK_COVERED_JS = r"""() => {
+  const out = [];
+  for (const el of document.querySelectorAll('.gc-check input, .gc-check button')) {
+    el.scrollIntoView({block: 'center', inline: 'center'});
+    const r = el.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const hit = document.elementFromPoint(x, y);
+    const own = hit && (hit === el || el.contains(hit) || (hit.closest('label') && hit.closest('label').contains(el)));
+    const inside = x >= 0 && y >= 0 && x <= innerWidth && y <= innerHeight && r.width > 0;
+    if (!own || !inside) out.push({control: el.outerHTML.slice(0, 80), at: hit ? hit.outerHTML.slice(0, 80) : null});
+  }
+  window.scrollTo({top: 0, behavior: 'instant'});
+  return out;
+}"""
+
+
+def press_check(check, verdict: str) -> None:
+    """Press a self-check's Check button: the feedback starts with ``verdict`` and the explanation shows."""
+    check.locator(".gc-check-button").click()
+    feedback = check.locator(".gc-check-feedback").inner_text()
+    assert feedback.startswith(verdict), feedback
+    assert check.locator(".gc-check-why").is_visible()
+
+
+def grade_self_checks(page) -> int:
+    """On a page with graded self-checks (book/_ext/book_self_check.py): self_check.js ran on every one, no
+    explanation shows before an answer, and the first choice and the first number question each say Wrong to a
+    wrong answer and Right to the right one, with the explanation shown. Returns how many self-checks the page has."""
+    checks = page.locator(".gc-check")
+    if not checks.count():
+        return 0
+    assert page.locator(".gc-check.gc-ready").count() == checks.count(), "self_check.js did not run"
+    assert not checks.nth(0).locator(".gc-check-why").is_visible(), "explanation shown before any answer"
+    choice = page.locator('.gc-check[data-kind="choice"]')
+    if choice.count():
+        c = choice.nth(0)
+        correct = int(c.get_attribute("data-correct"))
+        c.locator(f'input[value="{1 if correct != 1 else 2}"]').check()
+        press_check(c, "Wrong")
+        c.locator(f'input[value="{correct}"]').check()
+        press_check(c, "Right")
+    number = page.locator('.gc-check[data-kind="number"]')
+    if number.count():
+        n = number.nth(0)
+        answer = float(n.get_attribute("data-answer"))
+        n.locator(".gc-check-number").fill(repr(answer))
+        press_check(n, "Right")
+        n.locator(".gc-check-number").fill(repr(answer * 3 + 7))
+        press_check(n, "Wrong")
+    return checks.count()
+
+
 def layout_problems(page) -> list[str]:
     """What a reader would find broken in the page's figures and tables at this width: :data:`FIGURE_DEFECTS_JS` for
     every plotly figure (no figure wider than its box, nothing cut or overlapping, tick labels apart, log axes with
@@ -379,7 +432,8 @@ def screenshot(page, rel: str, folder: Path = SHOTS) -> Path:
 def test_page_works_offline(open_page, rel):
     """Every page at 1280x800: HTTP 200, nothing fetched from the internet, no page error, every plotly
     figure drawn, no widget error, math typeset by MathJax; no slider on its legend and no layout problem
-    (:func:`layout_problems`); screenshot saved. One load of the page serves every desktop check."""
+    (:func:`layout_problems`); screenshot saved; its self-checks grade (:func:`grade_self_checks`). One load of the
+    page serves every desktop check."""
     page, visit = open_page(rel, DESKTOP)
     wait_laid_out(page)
     facts = page.evaluate(PAGE_FACTS_JS)
@@ -399,6 +453,8 @@ def test_page_works_offline(open_page, rel):
         assert facts["mjx"], f"{rel}: {facts['math_nodes']} math nodes but MathJax rendered none; see {shot}"
     assert not facts["raw_math"], f"{rel}: raw TeX left in the text: {facts['raw_math'][:5]}"
     assert facts["text_len"] > 100, f"{rel}: the page looks empty ({facts['text_len']} characters); see {shot}"
+    if grade_self_checks(page):  # after the checks above: answering changes the page
+        page.locator(".gc-check").nth(0).screenshot(path=str(shot.with_name(shot.stem + "-self-check.png")))
 
 
 @pytest.mark.parametrize("rel", toc_pages())
@@ -406,8 +462,8 @@ def test_page_fits_a_phone(open_page, rel):
     """At 390x844: the page is no wider than the screen (wide tables scroll in their own box), no
     table column is narrower than MIN_COLUMN_PX, and every control (input, select, button, plotly
     updatemenu button, each step of a plotly slider) is the element found at its own centre, so a tap
-    reaches it; no plotly slider meets its figure's legend; no layout problem in its figures and tables
-    (:func:`layout_problems`). Screenshot in _build/screenshots/phone/."""
+    reaches it, self-check controls included (:data:`SELF_CHECK_COVERED_JS`); no plotly slider meets its figure's legend;
+    no layout problem in its figures and tables (:func:`layout_problems`). Screenshot in _build/screenshots/phone/."""
     page, visit = open_page(rel, PHONE)
     wait_laid_out(page)  # gpucomm_layout.js marks each figure once laid out for the screen
     shot = screenshot(page, rel, PHONE_SHOTS)
@@ -423,6 +479,9 @@ def test_page_fits_a_phone(open_page, rel):
     overlaps = page.evaluate(SLIDER_ON_LEGEND_JS)
     if overlaps:
         problems.append(f"a slider overlaps the legend: {overlaps}")
+    covered = page.evaluate(SELF_CHECK_COVERED_JS)
+    if covered:
+        problems.append(f"{len(covered)} self-check controls covered or off screen: {covered[:3]}")
     problems += layout_problems(page)
     # the phone layout script runs only below 600 px: it must add no error and no request of its own
     errors = visit.unexpected_page_errors + visit.unexpected_console_errors

@@ -1,10 +1,10 @@
 """The graded self-checks of the book (``book/_ext/book_self_check.py``).
 
 Fast tests: the questions of every chapter and lab are graded self-checks (no hidden-answer
-dropdown left), and the extension's helpers. Slow tests (``-m slow``): in headless Chromium, on every built page with a
-self-check, one question answered right and one wrong gives the matching verdict and shows the
-explanation, no request leaves 127.0.0.1, and at phone width (390x844) no control is covered.
-Screenshots (desktop 1280x800 and phone 390x844) go to ``<html>/../screenshots/self_check/``.
+dropdown left), the extension's helpers and self_check.js's unit conversion. Slow tests (``-m slow``): every page with
+questions has its self-checks in the built HTML, and in headless Chromium a unit typed after the number is read.
+The grading of every page's self-checks in the browser (right and wrong answers, the explanation, no control covered
+at 390 px) runs in test_browser.py's page tests, on the same load of each page as its other checks.
 
 Reads ``_build/html``, or the folder ``GPUCOMM_BOOK_HTML`` names; drives Debian's ``chromium``
 (``executable_path``; never ``playwright install``). Skips with the reason when either is missing.
@@ -21,10 +21,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from test_browser import HTML, base_url, browser  # noqa: F401 (the book's server and browser fixtures)
+from test_browser import HTML, base_url, browser, press_check  # noqa: F401 (the book's server and browser fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = HTML.parent / "screenshots" / "self_check"
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
@@ -113,12 +112,27 @@ def test_units_after_the_number_are_converted():
 
 
 # --- slow: the built pages in a browser -------------------------------------------------------------
+# Every page's self-checks are graded in the browser by test_browser.py's page tests (one load per page and width:
+# grade_self_checks at 1280 px, SELF_CHECK_COVERED_JS at 390 px). Here: that every page with questions has them in
+# its built HTML, and the unit conversion in a real page.
 
-def quiz_pages() -> list[str]:
+def built_page(source: Path) -> Path:
+    """The built HTML of a chapter or lab source."""
+    return HTML / source.parent.name / (source.stem + ".html")
+
+
+@pytest.mark.slow
+def test_every_page_with_questions_has_self_checks_built():
+    """Each chapter or lab with a question heading has its self-checks in the built page (so the browser tests of
+    test_browser.py grade them); a page the build dropped or rendered without them fails here."""
     if not (HTML / "index.html").is_file():
-        return []
-    return sorted(str(p.relative_to(HTML)) for p in HTML.rglob("*.html")
-                  if '<div class="gc-check"' in p.read_text(encoding="utf-8", errors="replace"))
+        pytest.skip(f"no built book in {HTML}")
+    with_questions = [p for p in QUIZ_SOURCES if any(h in page_text(p) for h in QUIZ_HEADINGS)]
+    assert len(with_questions) >= 20, [p.name for p in with_questions]
+    missing = [str(built_page(p).relative_to(HTML)) for p in with_questions
+               if not built_page(p).is_file()
+               or '<div class="gc-check"' not in built_page(p).read_text(encoding="utf-8", errors="replace")]
+    assert not missing, f"built pages without their self-checks: {missing}"
 
 
 def _open(browser, url, viewport, requests):
@@ -136,30 +150,6 @@ def _open(browser, url, viewport, requests):
     page.goto(url, wait_until="load", timeout=60_000)
     page.wait_for_timeout(300)
     return context, page
-
-
-def _check(page, check, verdict: str):
-    """Press Check; the feedback starts with the verdict and the explanation shows."""
-    check.locator(".gc-check-button").click()
-    feedback = check.locator(".gc-check-feedback").inner_text()
-    assert feedback.startswith(verdict), feedback
-    assert check.locator(".gc-check-why").is_visible()
-
-
-# Every control's centre, scrolled into the middle of the screen, and what the page has there.
-COVERED_JS = r"""() => {
-  const out = [];
-  for (const el of document.querySelectorAll('.gc-check input, .gc-check button')) {
-    el.scrollIntoView({block: 'center', inline: 'center'});
-    const r = el.getBoundingClientRect();
-    const x = r.left + r.width / 2, y = r.top + r.height / 2;
-    const hit = document.elementFromPoint(x, y);
-    const own = hit && (hit === el || el.contains(hit) || (hit.closest('label') && hit.closest('label').contains(el)));
-    const inside = x >= 0 && y >= 0 && x <= innerWidth && y <= innerHeight && r.width > 0;
-    if (!own || !inside) out.push({control: el.outerHTML.slice(0, 80), at: hit ? hit.outerHTML.slice(0, 80) : null});
-  }
-  return out;
-}"""
 
 
 UNIT_PAGE = "book/llama70b_tp4.html"  # its first number check is in bytes (16,384,000)
@@ -180,61 +170,13 @@ def test_a_unit_after_the_number_is_read(browser, base_url, viewport):  # noqa: 
         box = check.locator(".gc-check-number")
         mb = f"{answer / 1e6:.1f}".replace(".", ",") + " MB"
         box.fill(mb)
-        _check(page, check, "Right")
+        press_check(check, "Right")
         assert "MB =" in check.locator(".gc-check-feedback").inner_text()
         box.fill(f"{answer / 1e6:.1f} ms")
         check.locator(".gc-check-button").click()
         feedback = check.locator(".gc-check-feedback").inner_text()
         assert "is a time" in feedback and "size" in feedback, feedback
         box.fill(f"{answer / 1e6 * 3:.1f} MB")
-        _check(page, check, "Wrong")
+        press_check(check, "Wrong")
     finally:
         context.close()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("rel", quiz_pages() or ["(no built book)"])
-def test_self_checks_grade(browser, base_url, rel):
-    if rel == "(no built book)":
-        pytest.skip(f"no built book with self-checks in {HTML}")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    name = rel.replace("/", "_").removesuffix(".html")
-    requests: list[str] = []
-    context, page = _open(browser, base_url + rel, DESKTOP, requests)
-    try:
-        checks = page.locator(".gc-check")
-        assert checks.count() >= 1
-        assert page.locator(".gc-check.gc-ready").count() == checks.count(), "self_check.js did not run"
-        first = checks.nth(0)
-        assert not first.locator(".gc-check-why").is_visible(), "explanation shown before any answer"
-        choice = page.locator('.gc-check[data-kind="choice"]')
-        number = page.locator('.gc-check[data-kind="number"]')
-        if choice.count():
-            c = choice.nth(0)
-            correct = int(c.get_attribute("data-correct"))
-            wrong = 1 if correct != 1 else 2
-            c.locator(f'input[value="{wrong}"]').check()
-            _check(page, c, "Wrong")
-            c.locator(f'input[value="{correct}"]').check()
-            _check(page, c, "Right")
-        if number.count():
-            n = number.nth(0)
-            answer = float(n.get_attribute("data-answer"))
-            n.locator(".gc-check-number").fill(repr(answer))
-            _check(page, n, "Right")
-            n.locator(".gc-check-number").fill(repr(answer * 3 + 7))
-            _check(page, n, "Wrong")
-        page.screenshot(path=str(SHOTS / f"{name}_desktop.png"))
-    finally:
-        context.close()
-    context, page = _open(browser, base_url + rel, PHONE, requests)
-    try:
-        covered = page.evaluate(COVERED_JS)
-        page.locator(".gc-check").nth(0).scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / f"{name}_phone.png"))
-        assert not covered, f"controls covered or off screen at 390x844: {covered[:3]}"
-    finally:
-        context.close()
-    outside = sorted({u for u in requests if urlsplit(u).scheme in ("http", "https", "ws", "wss")
-                      and urlsplit(u).hostname not in LOCAL_HOSTS})
-    assert not outside, f"requests left 127.0.0.1: {outside}"
