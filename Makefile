@@ -4,7 +4,7 @@
 #                (every page executed; any cell error or Sphinx warning fails the build)
 #   make test    set up .venv, lint (ruff), rebuild the book if a source changed since the last
 #                good build, then run the whole suite: tests/ (unit, widgets, book, browser),
-#                doctests of src/gpucomm, nbval on notebooks/ and labs/
+#                doctests of src/gpucomm, nbval on notebooks/ and labs/, on one worker per core
 #   make test-fast  lint, then every test that starts no process, no process group, no book build and no
 #                browser (-m "not procs and not slow", marked by tests/conftest.py), and the model's
 #                doctests: under a minute; run it often
