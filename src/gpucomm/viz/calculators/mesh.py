@@ -179,8 +179,27 @@ def mesh_update(inputs: MeshInputs, offset: int = 0) -> FigureUpdate:
                f"{inputs.collective} of {format_size(inputs.msg_bytes)}: 2 GPUs {format_time(c['mesh_us'][0] / 1e6)} on the "
                f"mesh vs {format_time(c['switch_us'][0] / 1e6)} on the switch ({c['slowdown'][0]:.1f}x); {n} GPUs "
                f"{format_time(c['mesh_us'][-1] / 1e6)} vs {format_time(c['switch_us'][-1] / 1e6)} ({c['slowdown'][-1]:.1f}x)")
+    step = gpu_tick_step(n)
     return FigureUpdate({"x": [c["gpus"]] * _TRACES_PER_LINK, "y": [c[k] for k in keys]},
-                        tuple(range(offset, offset + _TRACES_PER_LINK)), {"title.text": _title(inputs)}, summary)
+                        tuple(range(offset, offset + _TRACES_PER_LINK)),
+                        {"title.text": _title(inputs), **{f"{axis}.dtick": step for axis in ("xaxis", "xaxis2", "xaxis3")}},
+                        summary)
+
+
+def gpu_tick_step(max_gpus: int, most_ticks: int = 8) -> int:
+    """GPUs between ticks of the "GPUs communicating" axes (2 .. ``max_gpus``): 1, 2, 4... so that at most about
+    ``most_ticks`` labels are drawn (a tick per GPU on a mesh of 64 is 63 labels per axis, each drawn and measured
+    on every redraw).
+
+    Examples
+    --------
+    >>> gpu_tick_step(8), gpu_tick_step(16), gpu_tick_step(64)
+    (1, 2, 8)
+    """
+    step = 1
+    while (max_gpus - 2) / step > most_ticks:
+        step *= 2
+    return step
 
 
 def mesh_explorer_figure(inputs: MeshInputs | None = None, links: tuple[str, ...] = ("nvlink3", "nvlink4", "nvlink5"),
