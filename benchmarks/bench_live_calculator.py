@@ -13,7 +13,9 @@ the desktop's. Per run:
 * first live result: the reader's first interaction (focus on a control, which starts Python in its worker)
   to the first figure redrawn from the model, with the new value set at once;
 * later updates: from each change event (a value typed, picked or ticked) to the figure redrawn: the
-  model in the worker, JSON across, the redraw. Median and 90th percentile;
+  model in the worker, JSON across, the redraw. Median and 90th percentile. The changes are cycled through, so
+  after the first pass the page's Python meets configurations it has seen (the calculators keep curves between
+  updates): Python's median over the first pass is printed apart;
 * a slider dragged for ``DRAG_FRAMES`` animation frames (one input event each, as a finger or mouse gives):
   how many recomputes that made (coalesced to at most one per frame) and the lag of each;
 * the main thread: the longest task after the first contentful paint and after the first interaction
@@ -194,7 +196,7 @@ def run_once(browser, base_url: str, name: str, updates: int, profile: str) -> d
     if not first["ok"]:
         raise SystemExit(f"bench_live_calculator: {name}: the first update failed: {first}")
     first_s = (live["firstResult"] - live["firstInteraction"]) / 1000
-    update_ms, parts, fast = [], [], 0
+    update_ms, parts, fast, ways = [], [], 0, {}
     for i in range(updates):
         field, value = changes[i % len(changes)]
         record = _set(page, name, field, value, timeout_s=60)
@@ -203,6 +205,8 @@ def run_once(browser, base_url: str, name: str, updates: int, profile: str) -> d
         update_ms.append(record["ms"])
         parts.append((record["computeMs"], record["pythonMs"], record["drawMs"]))
         fast += bool(record.get("fast"))
+        if record.get("way"):
+            ways[record["way"]] = ways.get(record["way"], 0) + 1
     drag = panel.evaluate(DRAG_JS, DRAG_FRAMES) if updates else None
     _wait_quiet(page, inflight)
     facts = page.evaluate("() => ({tasks: window.__longTasks, interaction: window.gpucommLive.firstInteraction, "
@@ -217,9 +221,18 @@ def run_once(browser, base_url: str, name: str, updates: int, profile: str) -> d
             "phases": ", ".join(f"{k} at {v / 1000:.2f} s" for k, v in live["phases"].items()), "update_ms": update_ms,
             "compute_ms": statistics.median(c for c, _, _ in parts) if parts else None,
             "python_ms": statistics.median(p for _, p, _ in parts) if parts else None,
+            # the first pass through the changes: every configuration new to the page's Python (the calculators keep
+            # curves that a later change can reuse, and later passes come back to configurations seen before)
+            "python_new_ms": statistics.median(p for _, p, _ in parts[:len(changes)]) if parts else None,
+            "ways": ways,
             "draw_ms": statistics.median(d for _, _, d in parts) if parts else None, "fast": fast,
             "drag": drag, "long_after_paint_ms": _longest(facts["tasks"], facts["fcp"]),
             "long_after_interaction_ms": _longest(facts["tasks"], facts["interaction"]), "external": external}
+
+
+def _ways(ways: dict) -> str:
+    """How the fast path drew (gpucomm_live.js fastDraw's ``way``), e.g. `` (animate 4, update 2)``."""
+    return f" ({', '.join(f'{k} {v}' for k, v in sorted(ways.items()))})" if ways else ""
 
 
 def _fmt(ms: float | None) -> str:
@@ -278,8 +291,9 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"  run {i + 1}: first live result {r['first_s']:.2f} s (Python ready "
                               f"{r['python_ready_s']:.2f} s: {r['phases']}), update median "
                               f"{statistics.median(r['update_ms']):.1f} ms, p90 {_p90(r['update_ms']):.1f} ms (worker round "
-                              f"trip {r['compute_ms']:.1f} ms of which Python {r['python_ms']:.1f} ms, redraw "
-                              f"{r['draw_ms']:.1f} ms; {r['fast']} of {len(r['update_ms'])} by the fast path){dragged}; "
+                              f"trip {r['compute_ms']:.1f} ms of which Python {r['python_ms']:.1f} ms ({r['python_new_ms']:.1f} ms "
+                              f"over the first {len(CASES[name][2])} changes), redraw {r['draw_ms']:.1f} ms; {r['fast']} of "
+                              f"{len(r['update_ms'])} by the fast path{_ways(r['ways'])}){dragged}; "
                               f"longest main-thread task after first paint {_fmt(r['long_after_paint_ms'])}, after the "
                               f"first interaction {_fmt(r['long_after_interaction_ms'])}; {r['bytes_before'] / 1e6:.2f} MB "
                               f"before opting in, +{r['bytes_opt_in'] / 1e6:.2f} MB on opting in, "

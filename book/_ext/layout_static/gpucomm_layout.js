@@ -33,6 +33,7 @@
   // every figure of a page in one go would hold it for seconds after the first paint, so that a scroll or a click
   // waits (static-book issue 26: no task over 200 ms).
   const nextTask = () => new Promise(resolve => setTimeout(resolve, 0));
+  const AFTERPLOT_QUIET_MS = 60;
   async function relayoutAlone(gd, update) {
     await nextTask();
     return window.Plotly.relayout(gd, update);
@@ -617,7 +618,13 @@
       tapThroughDropdowns(gd);
       if (!gd._gcWatched && gd.on) {
         gd._gcWatched = true;
-        gd.on("plotly_afterplot", () => setTimeout(() => layoutFigure(gd), 0));
+        // After a redraw (a control of the figure's, a live calculator's update): once the redraws stop for
+        // AFTERPLOT_QUIET_MS, so that a slider dragged or a live update's title and curves (drawn a frame apart) are
+        // laid out once, after they are on screen, not between them.
+        gd.on("plotly_afterplot", () => {
+          clearTimeout(gd._gcAfterplot);
+          gd._gcAfterplot = setTimeout(() => layoutFigure(gd), AFTERPLOT_QUIET_MS);
+        });
       }
       setTimeout(() => layoutFigure(gd), 0);  // one task per figure
     }
