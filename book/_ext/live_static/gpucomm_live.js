@@ -19,10 +19,10 @@
 // Drawing: a change that moves the data of the same traces (what a slider or a typed number does) is drawn
 // by Plotly.animate without redraw (only the changed traces' paths are recomputed; no axis, legend or layout pass),
 // the title (and a range the model sets) by a relayout of those alone, done first, while the animation waits for
-// its frame; an axis that plotly ranges itself is re-ranged only when the new data leaves its range or fills less
-// than a quarter of it, and then data and layout go in one Plotly.update (fastDraw). Anything else (traces shown or
-// hidden, other layout changes) goes through Plotly.react or Plotly.update. Changes arriving while one is computed
-// are coalesced: at most one recompute per animation frame, with the latest values.
+// its frame; an axis that plotly ranges itself is re-ranged, after the data, only when the new data leaves its range
+// or fills less than a quarter of it (fastDraw). Anything else (traces shown or hidden, other layout changes) goes
+// through Plotly.react or Plotly.update. Changes arriving while one is computed are coalesced: at most one recompute
+// per animation frame, with the latest values.
 //
 // window.gpucommLive (read by tests/book and benchmarks/): updates (one record per recompute:
 // {calculator, field, first, ok, ms, computeMs, pythonMs, drawMs, fast, way, coalesced, message, messageField}),
@@ -279,14 +279,14 @@
   const ANIMATE = {transition: {duration: 0}, frame: {duration: 0, redraw: false}, mode: "immediate"};
 
   // Draw the new data of some traces, as fast as plotly allows: changes = [{index, x?, y?, text?}], layout = the
-  // title and ranges to set (layoutChange). Three ways, by what else changes:
-  // * data only: Plotly.animate without redraw (only the changed traces' paths are recomputed; no axis, legend or
-  //   layout pass), drawn at the next animation frame;
-  // * the title or a range set by the model too: that relayout first (synchronous), then the data as above, so the
-  //   relayout's work is done while the animation waits for its frame rather than after it;
-  // * an axis plotly ranges itself no longer fits the data: one Plotly.update, data and layout in one pass (an
-  //   animation followed by the re-ranging would draw every trace twice).
-  // Returns what it did: {animateMs, relayoutMs, relayout: [layout keys set], way: "animate"|"relayout+animate"|"update"}.
+  // title and ranges to set (layoutChange). The data by Plotly.animate without redraw (only the changed traces' paths
+  // are recomputed; no axis, legend or layout pass), drawn at the next animation frame. The title and a range the
+  // model sets by one relayout of those alone: done first, so that its work is done while the animation waits for
+  // its frame, unless an axis plotly ranges itself no longer fits the new data: then after the data, re-ranging that
+  // axis in the same relayout. (One Plotly.update of data and layout instead redraws the whole figure, legend and
+  // menus included: slower on the generations page, measured.)
+  // Returns what it did: {animateMs, relayoutMs, relayout: [layout keys set], way}, way one of "animate",
+  // "relayout+animate", "animate+relayout".
   async function fastDraw(gd, changes, layout) {
     const t0 = performance.now();
     const relayout = staleAutoranges(gd, changes);
@@ -294,21 +294,17 @@
     for (const [name, range] of Object.entries(layout.ranges)) relayout[name + ".range"] = range;
     if (layout.title !== undefined) relayout["title.text"] = layout.title;
     const keys = Object.keys(relayout);
-    if (stale && changes.length) {
-      const data = {};
-      for (const key of FAST_KEYS) {
-        if (!changes.some(c => c[key] !== undefined)) continue;
-        data[key] = changes.map(c => c[key] !== undefined ? c[key] : plain(gd.data[c.index][key]));
-      }
-      await window.Plotly.update(gd, data, relayout, changes.map(c => c.index));
-      return {animateMs: 0, relayoutMs: performance.now() - t0, relayout: keys, way: "update"};
+    const animate = () => changes.length ? window.Plotly.animate(
+      gd, {data: changes.map(({index, ...rest}) => rest), traces: changes.map(c => c.index)}, ANIMATE) : null;
+    if (stale) {
+      await animate();
+      const t1 = performance.now();
+      await window.Plotly.relayout(gd, relayout);
+      return {animateMs: t1 - t0, relayoutMs: performance.now() - t1, relayout: keys, way: "animate+relayout"};
     }
     if (keys.length) await window.Plotly.relayout(gd, relayout);
     const t1 = performance.now();
-    if (changes.length) {
-      await window.Plotly.animate(gd, {data: changes.map(({index, ...rest}) => rest), traces: changes.map(c => c.index)},
-                                  ANIMATE);
-    }
+    await animate();
     return {animateMs: performance.now() - t1, relayoutMs: t1 - t0, relayout: keys,
             way: keys.length ? "relayout+animate" : "animate"};
   }
