@@ -279,9 +279,17 @@ def test_warn_kinds(warn, code):
     assert log.warnings[0].location == warn.split()[0]
 
 
-def test_ib_completion_status_is_explained():
-    log = one("h:1:2 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer x<1> with error 12, opcode 0\n")
-    assert "transport retry counter exceeded" in log.findings[0].evidence
+@pytest.mark.parametrize("warn", [
+    "NET/IB : Got completion from peer x<1> with error 12, opcode 0",
+    "NET/IB : Got completion from peer 10.0.0.2<1> with status=12 opcode=1 len=0 vendor err 129 (Send)",
+    # the format of net_ib's WARN in recent releases: the status's text, then its number
+    "NET/IB: Got completion from peer 10.0.0.2<1> with status=transport retry counter exceeded(12) opcode=Send(0) "
+    "vendor_err=129 hca mlx5_0",
+])
+def test_ib_completion_status_is_explained(warn):
+    log = one(f"h:1:2 [0] transport/net_ib/p2p.cc:1 NCCL WARN {warn}\n")
+    assert log.findings[0].code == "warn_ib_completion"
+    assert "(status 12: transport retry counter exceeded" in log.findings[0].evidence
 
 
 def test_result_strings_in_application_lines():

@@ -107,9 +107,12 @@ def check_warns(log: NcclInfoLog) -> list[Finding]:
         first = warns[0]
         evidence = f"{len(warns)} WARN line{'s' if len(warns) > 1 else ''}, first: {first.message!r}"
         if code == "warn_ib_completion":
-            status = re.search(r"(?:status=|error )(\d+)", first.message)
-            if status and status.group(1) in _IB_STATUS:
-                evidence += f" (status {status.group(1)}: {_IB_STATUS[status.group(1)]})"
+            # "status=12" and "error 12" (older releases), "status=transport retry counter exceeded(12)" (the
+            # ibv_wc_status_str text then the number: net_ib's WARN since 2.2x, e.g. src/transport/net_ib at v2.30.7-1)
+            status = re.search(r"status=(?:[^(\s][^(]*\()?(\d+)|error (\d+)", first.message)
+            status = status and (status.group(1) or status.group(2))
+            if status in _IB_STATUS:
+                evidence += f" (status {status}: {_IB_STATUS[status]})"
         hosts = sorted({w.host for w in warns if w.host})
         if len(hosts) > 1:
             evidence += f"; on {len(hosts)} hosts ({', '.join(hosts[:6])}{'...' if len(hosts) > 6 else ''})"
