@@ -63,7 +63,8 @@ class LiveCalculator:
 
     A calculator is drawn in one of two ways. With a ``skeleton`` (the collective calculator), every
     result is the whole figure as a plain dict, drawn with ``Plotly.react``: the spec the notebooks
-    wrap in a ``go.Figure``, less the traces it hides (systems not compared), which plotly would not draw. Without one, every result is the calculator's
+    wrap in a ``go.Figure``, less the traces it hides (systems not compared), which plotly would not
+    draw. Without one, every result is the calculator's
     :class:`~gpucomm.viz.calculators.inputs.FigureUpdate`, applied with ``Plotly.update`` to the
     figure precomputed at build time by ``figure``: what the ipywidgets UI applies to its
     ``FigureWidget`` and the static sliders replay, so all three show the same numbers.
