@@ -87,3 +87,24 @@ def test_unknown_cause_lists_the_accepted_ones():
     assert FAILURE_CAUSES == ("missing_rank", "dead_link")
     with pytest.raises(ValueError, match="cause must be one of missing_rank, dead_link, got 'gpu_fell_off'"):
         failure_surfaces("gpu_fell_off")
+
+
+def test_a_timeout_equal_to_the_retry_window_counts_as_the_watchdogs():
+    # failure_surfaces says NCCL first only when its error comes strictly before the timeout.
+    window_s = ib_error_after_s()
+    assert failure_surfaces("dead_link", pg_timeout_s=window_s).reported_by == "torch_watchdog_timeout"
+    assert failure_surfaces("dead_link", pg_timeout_s=window_s * 1.001).reported_by == "nccl_ib_retry_exceeded"
+
+
+def test_the_retry_settings_do_not_change_when_a_missing_rank_surfaces():
+    for ib_timeout, retry_cnt in ((14, 0), (20, 7), (31, 7)):
+        assert failure_surfaces("missing_rank", ib_timeout=ib_timeout, retry_cnt=retry_cnt) == (
+            PG_NCCL_TIMEOUT_DEFAULT_S, "torch_watchdog_timeout")
+
+
+def test_counting_the_first_wait_adds_exactly_one_timeout():
+    for ib_timeout in (14, 18, 20, 23):
+        for retry_cnt in (0, 3, 7):
+            assert ib_error_after_s(ib_timeout, retry_cnt, count_first_wait=True) == pytest.approx(
+                ib_error_after_s(ib_timeout, retry_cnt) + ib_ack_timeout_s(ib_timeout))
+    assert math.isinf(ib_error_after_s(0, 7, count_first_wait=True))

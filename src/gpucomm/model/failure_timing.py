@@ -10,9 +10,13 @@ ncclParamIbTimeout()``, ``qpAttr.retry_cnt = ncclParamIbRetryCnt()``), from ``NC
 specification Vol. 1, 12.7.34) and the "total time spent waiting for a response" as the product of that timeout and
 the retry count: about 30 s with the defaults, the figure NCCL's own hint prints next to a status-12 error
 (``printIbWcStatusHint``, ``src/transport/net_ib/common.h`` at v2.30.7-1: "Default value is 20, which is ~30
-seconds before error"). The wait after the original transmission comes before the first retry, so a queue pair
-whose peer has gone silent errors between ``retry_cnt`` and ``retry_cnt + 1`` timeouts after its last
-acknowledged packet; :func:`ib_error_after_s` gives both.
+seconds before error"; printed at ``NCCL_DEBUG=INFO``). The wait after the original transmission comes before the
+first retry, so a queue pair with packets in flight when its peer goes silent errors between ``retry_cnt`` and
+``retry_cnt + 1`` timeouts later (later still if it sends nothing until then); :func:`ib_error_after_s` gives both.
+The verbs interface defines the timeout as the *minimum* wait before a retransmission (D. Barak, "ibv_modify_qp()",
+RDMAmojo, 2013-01-12, https://www.rdmamojo.com/2013/01/12/ibv_modify_qp/), so these are the earliest the error can
+come, not a deadline. The error reaches the application as ``ncclRemoteError`` (``src/transport/net_ib/p2p.cc`` at
+v2.30.7-1).
 
 PyTorch notices a collective that never completes only when its process-group timeout expires (``timeout`` of
 ``init_process_group``; for NCCL ``kProcessGroupNCCLDefaultTimeout`` = 10 min, ``ProcessGroupNCCL.hpp`` of
@@ -36,6 +40,7 @@ SOURCES = {
     "nccl_env": "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/docs/userguide/source/env.rst",
     "nccl_ib_params": "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net_ib/connect.cc",
     "nccl_ib_hint": "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net_ib/common.h",
+    "ibv_timeout_minimum": "https://www.rdmamojo.com/2013/01/12/ibv_modify_qp/",
     "torch_pg_nccl": "https://github.com/pytorch/pytorch/blob/v2.13.0/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp",
 }
 """Where each constant below was read."""
@@ -65,10 +70,10 @@ class Surfacing(NamedTuple):
     """When and how a failure first shows up in the log of a rank that waits on it."""
 
     time_s: float
-    """Seconds from the failure (the last packet delivered, or the collective's start) to the first error."""
+    """Seconds from the failure (the link going dark, or the waiting rank issuing the collective) to the first error."""
     reported_by: str
-    """``"nccl_ib_retry_exceeded"`` (an ``NCCL WARN NET/IB ... Got completion ... 12`` line, then an NCCL error in
-    PyTorch) or ``"torch_watchdog_timeout"`` (``Watchdog caught collective operation timeout``)."""
+    """``"nccl_ib_retry_exceeded"`` (an ``NCCL WARN NET/IB ... Got completion ... 12`` line, then ``ncclRemoteError``
+    in PyTorch) or ``"torch_watchdog_timeout"`` (``Watchdog caught collective operation timeout``)."""
 
 
 def _check_int(name: str, value: int, low: int, high: int) -> None:
@@ -122,7 +127,8 @@ def ib_error_after_s(ib_timeout: int = IB_TIMEOUT_DEFAULT, retry_cnt: int = IB_R
     Returns
     -------
     float
-        Seconds; ``math.inf`` when ``ib_timeout`` is 0.
+        Seconds, from the nominal timeout (the verbs interface's minimum, so the real error can come later);
+        ``math.inf`` when ``ib_timeout`` is 0.
 
     Raises
     ------
@@ -150,9 +156,10 @@ def failure_surfaces(cause: str, *, pg_timeout_s: float = PG_NCCL_TIMEOUT_DEFAUL
     cause : str
         ``"missing_rank"``: a rank never calls the collective. Nothing fails on the wire; every peer waits until
         PyTorch's watchdog gives up after ``pg_timeout_s``. ``"dead_link"``: packets stop being delivered between
-        two ranks during a collective; the queue pairs at both ends exhaust their retries after
-        :func:`ib_error_after_s` (NCCL's documented figure) and NCCL reports an error, unless the watchdog's
-        timeout expires first. Ranks not on that link learn only when their own peers fail or time out.
+        two ranks during a collective; a queue pair with unacknowledged packets on that link (the sender's, and the
+        receiver's when it has messages of its own in flight) exhausts its retries after :func:`ib_error_after_s`
+        (NCCL's documented figure, a lower bound) and NCCL reports an error, unless the watchdog's timeout expires
+        first. Ranks not on that link learn only when their own peers fail or time out.
     pg_timeout_s : float
         The process group's ``timeout`` in s, > 0 (default 600 s, PyTorch's for NCCL).
     ib_timeout, retry_cnt : int
