@@ -282,12 +282,17 @@ def test_warn_kinds(warn, code):
 @pytest.mark.parametrize("warn", [
     "NET/IB : Got completion from peer x<1> with error 12, opcode 0",
     "NET/IB : Got completion from peer 10.0.0.2<1> with status=12 opcode=1 len=0 vendor err 129 (Send)",
-    # the format of net_ib's WARN in recent releases: the status's text, then its number
-    "NET/IB: Got completion from peer 10.0.0.2<1> with status=transport retry counter exceeded(12) opcode=Send(0) "
+    # the format of net_ib's WARN from 2.29: the status's name, then its number
+    "NET/IB: Got completion from peer 10.0.0.2<1> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) "
     "vendor_err=129 hca mlx5_0",
+    # from 2.29.7 a line without the status comes first
+    "NET/IB: ncclIbTest: Got CQE with error (devIndex=0, req=0x1, comm=0x2 (send), wr_id=7, qp_num=99)\n"
+    "h:1:2 [0] transport/net_ib/p2p.cc:2 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<1> with "
+    "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 hca mlx5_0",
 ])
 def test_ib_completion_status_is_explained(warn):
     log = one(f"h:1:2 [0] transport/net_ib/p2p.cc:1 NCCL WARN {warn}\n")
+    assert [f.code for f in log.findings] == ["warn_ib_completion"]
     assert log.findings[0].code == "warn_ib_completion"
     assert "(status 12: transport retry counter exceeded" in log.findings[0].evidence
 

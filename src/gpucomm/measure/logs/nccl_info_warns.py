@@ -36,7 +36,7 @@ _IB_STATUS = {"4": "local protection error: the NIC could not access the buffer 
 """``ibv_wc_status`` numbers (``enum ibv_wc_status`` in rdma-core's ``verbs.h``) NCCL prints in completion errors."""
 
 WARN_RULES = (
-    _WarnRule("warn_ib_completion", re.compile(r"NET/IB\w* ?: ?Got completion"), "error",
+    _WarnRule("warn_ib_completion", re.compile(r"NET/IB\w* ?: ?(?:\w+: )?Got (?:completion|CQE with error)"), "error",
               "an InfiniBand/RoCE transfer failed (completion with error)",
               "test the fabric between the nodes named in the lines (ibstat, ibv_devinfo, ib_write_bw); on RoCE set "
               "NCCL_IB_GID_INDEX to the RoCE v2 GID (show_gids); check cables/ports and NCCL_IB_TIMEOUT; a peer "
@@ -107,10 +107,11 @@ def check_warns(log: NcclInfoLog) -> list[Finding]:
         first = warns[0]
         evidence = f"{len(warns)} WARN line{'s' if len(warns) > 1 else ''}, first: {first.message!r}"
         if code == "warn_ib_completion":
-            # "status=12" and "error 12" (older releases), "status=transport retry counter exceeded(12)" (the
-            # ibv_wc_status_str text then the number: net_ib's WARN since 2.2x, e.g. src/transport/net_ib at v2.30.7-1)
-            status = re.search(r"status=(?:[^(\s][^(]*\()?(\d+)|error (\d+)", first.message)
-            status = status and (status.group(1) or status.group(2))
+            # "error 12" (2.8 and older), "status=12" (until 2.28), "status=IBV_WC_RETRY_EXC_ERR(12)" (the status's
+            # name, then its number: net_ib/p2p.cc from v2.29.2-1 to v2.30.7-1). From 2.29.7 a "Got CQE with error
+            # (devIndex=...)" line, without the status, comes first; the status is read from the first line that has it.
+            found = (re.search(r"status=(?:[^(\s][^(]*\()?(\d+)|error (\d+)", w.message) for w in warns)
+            status = next((m.group(1) or m.group(2) for m in found if m), None)
             if status in _IB_STATUS:
                 evidence += f" (status {status}: {_IB_STATUS[status]})"
         hosts = sorted({w.host for w in warns if w.host})
