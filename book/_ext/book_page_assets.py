@@ -190,17 +190,24 @@ def add_live_where_used(app: Sphinx, pagename: str, templatename: str, context: 
 
 
 def write_live_package(app: Sphinx, exception: Exception | None) -> None:
-    """``build-finished`` handler: write the package zip under ``_static`` (older zips removed)."""
+    """``build-finished`` handler: write the package zip under ``_static``, and remove an older zip that no page names.
+
+    An incremental build rewrites only the pages whose sources changed; the others still name the zip of the build
+    that wrote them, so a zip is removed only once no HTML file of the output names it (a full build names one).
+    """
     package = getattr(app, "gpucomm_live_package", None)
     if exception or not package:
         return
     name, data = package
-    target = Path(app.outdir) / "_static" / name
+    outdir = Path(app.outdir)
+    target = outdir / "_static" / name
     target.parent.mkdir(parents=True, exist_ok=True)
-    for old in target.parent.glob("gpucomm-*.zip"):
-        if old.name != target.name:
-            old.unlink()
     target.write_bytes(data)
+    named = {m.group(0) for html in outdir.rglob("*.html")
+             for m in re.finditer(r"gpucomm-[0-9a-f]{12}\.zip", html.read_text(encoding="utf-8", errors="replace"))}
+    for old in target.parent.glob("gpucomm-*.zip"):
+        if old.name != target.name and old.name not in named:
+            old.unlink()
 
 
 def asset_key(asset: Any) -> tuple:

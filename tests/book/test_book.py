@@ -286,3 +286,29 @@ def test_no_page_links_to_a_repository_that_is_not_configured():
         if not repository:
             for host in ("mybinder.org", "colab.research.google.com", "github.com/gpucomm"):
                 assert host not in text, f"{rel} links to {host} but _config.yml names no repository"
+
+
+def _page_assets():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_page_assets", ROOT / "book" / "_ext" / "book_page_assets.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_older_live_package_stays_while_a_page_names_it(tmp_path):
+    """After an incremental build, a page that was not rewritten still names the zip of the build that wrote it: that
+    zip stays (its live panel would fail with 404 otherwise); a zip no page names goes."""
+    from types import SimpleNamespace
+
+    static = tmp_path / "_static" / "gpucomm_live"
+    static.mkdir(parents=True)
+    (static / "gpucomm-aaaaaaaaaaaa.zip").write_bytes(b"old, named")
+    (static / "gpucomm-bbbbbbbbbbbb.zip").write_bytes(b"old, unnamed")
+    (tmp_path / "old.html").write_text('<script data-package="_static/gpucomm_live/gpucomm-aaaaaaaaaaaa.zip"></script>')
+    (tmp_path / "new.html").write_text('<script data-package="_static/gpucomm_live/gpucomm-cccccccccccc.zip"></script>')
+    app = SimpleNamespace(outdir=str(tmp_path), gpucomm_live_package=("gpucomm_live/gpucomm-cccccccccccc.zip", b"new"))
+    _page_assets().write_live_package(app, None)
+    assert sorted(p.name for p in static.iterdir()) == ["gpucomm-aaaaaaaaaaaa.zip", "gpucomm-cccccccccccc.zip"]
+    assert (static / "gpucomm-cccccccccccc.zip").read_bytes() == b"new"
