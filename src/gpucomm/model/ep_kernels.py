@@ -44,7 +44,9 @@ DEEPEP_V2_COMMIT = "dd758caf451848bd150e1046af3d0a73e5fff38d"
 _DEEPEP = "https://github.com/deepseek-ai/DeepEP/blob/"
 DEEPEP_V1_LL_KERNEL = f"{_DEEPEP}{DEEPEP_V1_COMMIT}/csrc/kernels/internode_ll.cu"
 """``dispatch``: ``num_bytes_per_msg = sizeof(int4) + (kUseFP8 ? (kHidden + num_scales * sizeof(float)) : kHidden *
-sizeof(nv_bfloat16))`` with ``num_scales = kHidden / 128``; ``combine``: ``kHidden * sizeof(nv_bfloat16)`` per slot."""
+sizeof(nv_bfloat16))`` with ``num_scales = kHidden / 128``; ``combine``: each (token, expert) put sends
+``num_send_bytes = hidden * sizeof(nv_bfloat16)`` (LogFMT off; the receive slot, ``num_bytes_per_slot``, keeps
+``hidden / 128 * 4`` more bytes for LogFMT's metadata, which are not sent then)."""
 DEEPEP_V1_BUFFER = f"{_DEEPEP}{DEEPEP_V1_COMMIT}/deep_ep/buffer.py"
 """``low_latency_dispatch``: ``recv_x`` is ``[num_local_experts, num_max_dispatch_tokens_per_rank * num_ranks, hidden]``;
 "not all tokens are valid ... as we do not synchronize CPU received count with GPU"."""
@@ -114,7 +116,7 @@ def ll_combine_copy_bytes(hidden_size: int) -> int:
     Returns
     -------
     int
-        ``2 x hidden`` (:data:`DEEPEP_V1_LL_KERNEL`, ``num_bytes_per_slot`` without LogFMT's metadata).
+        ``2 x hidden`` (:data:`DEEPEP_V1_LL_KERNEL`: ``num_send_bytes`` with LogFMT off).
 
     Raises
     ------
