@@ -106,7 +106,9 @@ DEEPEP_V1: tuple[DeepEpMeasurement, ...] = (
     DeepEpMeasurement("normal", 16, 4096, "RDMA", 43 * _GB, 43 * _GB),
     DeepEpMeasurement("normal", 32, 4096, "RDMA", 58 * _GB, 57 * _GB),
     DeepEpMeasurement("normal", 64, 4096, "RDMA", 51 * _GB, 50 * _GB),
-    # low-latency kernels (pure RDMA): 128 tokens per batch, hidden 7168, top-8 experts, FP8 dispatch, BF16 combine
+    # low-latency kernels: 128 tokens per batch, hidden 7168, top-8 experts, FP8 dispatch, BF16 combine. Measured with
+    # NVLink for peers of the same node (the table changed with DeepEP #173, commit de8cfca): EP 8's 98 GB/s is more
+    # than one NIC carries. The README's "pure RDMA" predates that.
     DeepEpMeasurement("low_latency", 8, 128, "RDMA", 98 * _GB, 127 * _GB, 77e-6, 114e-6),
     DeepEpMeasurement("low_latency", 16, 128, "RDMA", 63 * _GB, 74 * _GB, 118e-6, 195e-6),
     DeepEpMeasurement("low_latency", 32, 128, "RDMA", 48 * _GB, 53 * _GB, 155e-6, 273e-6),
