@@ -77,10 +77,10 @@ def test_ring_all_reduce_on_4xa100_nvlink_is_15_percent_fast_of_the_article_and_
     cost = collective_cost("all_reduce", 64 * MiB, num_ranks=4, fabric="nvlink3")
     terms = dict(cost.terms)
     # The article measured 603 us. The jointly calibrated model is about 15 % fast there (no parameter is fitted to this
-    # point; the ring pipeline fill once fitted on it was removed by the joint fit), and the measurement lies inside
-    # the model's 10-90 % band: within what the model misses on the points it was not fitted on
-    assert -0.23 < cost.time_s * 1e6 / MEASURED_NVLINK3_US - 1 < -0.16
-    assert "pipeline_fill" not in terms or terms["pipeline_fill"] == 0
+    # point; the ring pipeline fill once fitted on it alone was removed by the joint fit; the ring's Simple fill over
+    # NVLink 3 that the joint fit now keeps, calibration.RING_FILL_STEPS_NVLINK3, comes from the A100 sweeps)
+    assert -0.20 < cost.time_s * 1e6 / MEASURED_NVLINK3_US - 1 < -0.10
+    assert terms["pipeline_fill"] > 0
     # the article's 603 us is slower than the 10-90 % band of the model's NVLink 1-64 MiB errors: this one
     # measurement is further off than nine in ten of the points the model is cross-validated on
     assert cost.time_low_s < cost.time_s < cost.time_high_s < MEASURED_NVLINK3_US * 1e-6
@@ -160,7 +160,7 @@ def test_llama70b_tp4_example_message_size_and_count():
     assert nv.all_reduces_per_pass == 160
     # the article: 603 us x 160 = 96.48 ms and 11369 us x 160 = 1819.04 ms; the NVLink model is about 15 % fast of it
     # (see test_ring_all_reduce_on_4xa100_nvlink_is_15_percent_fast_of_the_article_and_says_why)
-    assert -0.23 < nv.comm_per_pass_s * 1e3 / 96.48 - 1 < -0.16
+    assert -0.20 < nv.comm_per_pass_s * 1e3 / 96.48 - 1 < -0.10
     assert pc.comm_per_pass_s * 1e3 == pytest.approx(1819.04, rel=0.25)
     assert math.isclose(nv.comm_per_pass_s, 160 * nv.per_all_reduce.time_s)
 

@@ -42,6 +42,10 @@ def _reference(collective, size, n, fabric, algorithm, protocol, nccl_version, l
         if a in ("ring", "tree"):
             cont_channels = ct.continuous_channels(comm, table, a, p, size)
             ramp = delivered * (comm.num_channels / cont_channels - 1)
+        if a == "ring" and p == "Simple" and fabric.num_nodes == 1 and fabric.link.key == "nvlink3":
+            steps = 2 * (n - 1) if collective == "all_reduce" else n - 1
+            fill = ct.ring_fill_s(size, steps, n, comm.num_channels,
+                                  cost.per_gpu_bw_bytes_per_s(fabric, n) / comm.num_channels)
         if a in ("nvls", "nvls_tree"):
             fill = ct.nvls_fill_s(size, channels, table.bw_bytes_per_s[(collective, a, p)] * ratios[a] / channels)
         cut = 0.0
@@ -60,6 +64,7 @@ def _reference(collective, size, n, fabric, algorithm, protocol, nccl_version, l
 
 CASES = [
     ("nvlink3 8", make_fabric("nvlink3"), 8),
+    ("dgx_a100 4 (the ring's fill over NVLink 3)", system_fabric("dgx_a100"), 4),
     ("dgx_h100 8 (NVLS)", system_fabric("dgx_h100"), 8),
     ("dgx_b200 8 (NVLS Tree on x86)", system_fabric("dgx_b200"), 8),
     ("dgx_b200 x2 (NVLS Tree across nodes)", system_fabric("dgx_b200", num_nodes=2), 16),

@@ -130,7 +130,7 @@ def test_llama70b_tp4_4xa100_numbers():
     nv = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric="nvlink3")
     pc = tp_forward_comm("llama-3-70b", tp_size=4, num_tokens=4096, fabric=make_fabric("pcie4", p2p=False))
     assert nv.msg_bytes == 64 * 2**20 and nv.all_reduces_per_pass == 160
-    assert nv.comm_per_pass_s == pytest.approx(0.096, rel=0.22)   # the 4x A100 article: ~96 ms; the model ~20 % fast
+    assert nv.comm_per_pass_s == pytest.approx(0.096, rel=0.22)   # the 4x A100 article: ~96 ms; the model ~15 % fast
     assert pc.comm_per_pass_s == pytest.approx(1.8, rel=0.25)     # the 4x A100 article: ~1.8 s
 
 

@@ -16,8 +16,9 @@ parameter of :mod:`gpucomm.model.hardware.calibration` with its data:
 - the bandwidth the links deliver (nominal x measured efficiency) instead of NCCL's quantised plan
   (:func:`_delivered_bw_ratio`), with NCCL's protocol factors and caps kept;
 - the channels NCCL runs at this size (:func:`~gpucomm.model.nccl_tuner.channels_and_threads`), and the pipeline
-  fill of NVLS (:data:`~gpucomm.model.hardware.calibration.NVLS_PIPELINE_FILL_CHUNKS`; the joint fit put a ring's
-  fill at zero, so the ring has none);
+  fill of NVLS (:data:`~gpucomm.model.hardware.calibration.NVLS_PIPELINE_FILL_CHUNKS`) and of a ring's Simple steps
+  over NVLink 3 (:data:`~gpucomm.model.hardware.calibration.RING_FILL_STEPS_NVLINK3`; for every transport the joint
+  fit put it at zero);
 - a ring's LL steps move their data while their latency elapses (:data:`CUT_THROUGH_PROTOCOLS`): only the transfer
   beyond the steps' latency adds;
 - one host thread driving several GPUs sets a floor on back-to-back eager calls (``gpus_per_thread``,
@@ -142,7 +143,7 @@ def effective_bw_bytes_per_s(link: str | Link, *, p2p: bool = True) -> float:
     Examples
     --------
     >>> effective_bw_bytes_per_s("nvlink3") / 1e9
-    226.14
+    228.24
     """
     fabric = make_fabric(link, p2p=p2p)  # refuses p2p=False on a link that is not PCIe
     return delivered_bw_bytes_per_s(fabric.link, p2p=p2p)
@@ -637,7 +638,21 @@ def _pair_row(fabric: Fabric, comm: nt.Comm, table: nt.TunerTable, collective: s
             nccl_tree_limit, nt.TREE_CORRECTION_FACTOR[p], plateau, comm.num_channels * comm.num_ranks,
             table.latency_s[key], table.bw_bytes_per_s[key],  # the terms: s, bytes/s
             tree_last, cal.TUNER_LATENCY_SCALE[_latency_transport(fabric, comm.graph(a))].value, ratio,
-            rule, nc, table.max_threads[(a, p)] * table.thread_thresholds[(a, p)], bw_per_channel, cut_base_s)
+            rule, nc, table.max_threads[(a, p)] * table.thread_thresholds[(a, p)], bw_per_channel, cut_base_s,
+            *_ring_fill_row(fabric, comm, collective, a, p))
+
+
+def _ring_fill_row(fabric: Fabric, comm: nt.Comm, collective: str, a: str, p: str) -> tuple[float, int]:
+    """(seconds per byte of a step, ranks x channels) of a ring's Simple fill over NVLink 3 (the A100 SXM4's
+    ``nvlink3``; a bridge has its own link) inside a node
+    (:func:`~gpucomm.model.cost_terms.ring_fill_s`: the fill is ``coefficient x min(step bytes, nBytes / (ranks x
+    channels))``); (0, 1) where there is none."""
+    if not (a == "ring" and p == "Simple" and fabric.num_nodes == 1 and fabric.link.key == "nvlink3"):
+        return 0.0, 1
+    n = comm.num_ranks
+    steps = 2 * (n - 1) if collective == "all_reduce" else n - 1
+    bw_per_channel = per_gpu_bw_bytes_per_s(fabric, n) / comm.num_channels
+    return cal.RING_FILL_STEPS_NVLINK3.value * steps / bw_per_channel, n * comm.num_channels
 
 
 @functools.lru_cache(maxsize=1024)
@@ -705,7 +720,8 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
     one NCCL plans with (:func:`_delivered_bw_ratio`, the one place the delivered-bandwidth efficiency enters NCCL's
     estimate); for Ring and Tree the channels NCCL runs at this size, where the estimate assumed all
     (:func:`~gpucomm.model.cost_terms.continuous_channels`); the pipeline fill of NVLS
-    (:func:`~gpucomm.model.cost_terms.nvls_fill_s`; the joint fit gives a ring's none); for a ring's LL steps, the
+    (:func:`~gpucomm.model.cost_terms.nvls_fill_s`) and of a ring's Simple steps over NVLink 3
+    (:func:`~gpucomm.model.cost_terms.ring_fill_s`); for a ring's LL steps, the
     transfer that overlaps their latency (:data:`CUT_THROUGH_PROTOCOLS`); the launch and the host floor
     (:func:`_with_launch`). The size-independent inputs come once per communicator (:func:`_nccl_plan`,
     :func:`_pair_row`); this function does each pair's size-dependent arithmetic inline, in the order of the functions
@@ -738,10 +754,11 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
         tree_i = math.floor(tree_x)
         tree_frac = tree_x - tree_i
     chunk_bytes, fill_chunks = cal.NVLS_CHUNK_BYTES.value, cal.NVLS_PIPELINE_FILL_CHUNKS.value
+    step_bytes = cal.RING_SIMPLE_STEP_BYTES.value
     everything = algorithm == "auto" and protocol == "auto"
     alternatives, best, nccl_pick, nccl_pick_time = [], None, None, 0.0
     for (a, p, lat_us, bw_gbps, nccl_tree_limit, tree_row, plateau, plateau_div, nccl_lat, bw, tree_last, scale, ratio,
-         rule, nc, per_channel, bw_per_channel, cut_base_s) in rows:
+         rule, nc, per_channel, bw_per_channel, cut_base_s, ring_fill_per_byte, ring_fill_share_of) in rows:
         # NCCL's estimate, nt.algo_time_s
         if 0 <= log_size < nccl_tree_limit:
             bw_gbps *= tree_row[log_size]
@@ -773,6 +790,8 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
             if rule == "ramp":  # cost_terms.continuous_channels
                 cont_channels = min(float(nc), max(1.0, size / per_channel))
                 ramp = delivered * (nc / cont_channels - 1)
+                if ring_fill_per_byte:  # cost_terms.ring_fill_s
+                    fill = ring_fill_per_byte * min(step_bytes, size / ring_fill_share_of)
             else:
                 cont_channels = float(channels)
         elif rule == "fixed":  # NVLS: a fixed channel count, and the pipeline fill (cost_terms.nvls_fill_s)
@@ -888,17 +907,17 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     --------
     Llama-3-70B TP=4 activation (64 MiB) on 4x A100 NVLink: 603 us measured with nccl-tests in Baobao
     Algorithm Notes' article (:func:`gpucomm.model.measurements.llama70b_tp4_4xa100`); the jointly calibrated model
-    is 20 % fast there, beyond its 10-90 % band (no parameter is fitted to that point). ``terms`` says where the time
+    is 15 % fast there, beyond its 10-90 % band (no parameter is fitted to that point). ``terms`` says where the time
     goes; ``time_low_s`` and ``time_high_s`` the band.
 
     >>> cost = collective_cost("all_reduce", 64 * 2**20, num_ranks=4, fabric="nvlink3")
     >>> round(cost.time_s * 1e6), cost.algorithm, cost.protocol
-    (484, 'ring', 'Simple')
+    (514, 'ring', 'Simple')
     >>> {name: round(s * 1e6, 1) for name, s in cost.terms if s}  # doctest: +NORMALIZE_WHITESPACE
-    {'nccl_latency': 28.8, 'nccl_bandwidth': 419.4, 'transport_latency': 6.5, 'delivered_bandwidth': 25.7,
-     'launch': 3.5}
+    {'nccl_latency': 28.8, 'nccl_bandwidth': 419.4, 'transport_latency': 6.4, 'delivered_bandwidth': 21.6,
+     'pipeline_fill': 34.2, 'launch': 3.5}
     >>> round(cost.time_low_s * 1e6), round(cost.time_high_s * 1e6)
-    (475, 542)
+    (503, 573)
     """
     check_collective(collective)
     n = check_num_ranks(num_ranks, maximum=100_000)

@@ -14,8 +14,9 @@ continuous in it (one byte more never moves it by a step) and returns seconds:
 ``delivered_bandwidth``      the links deliver nominal x measured efficiency, not the bandwidth NCCL plans with
 ``channel_ramp``             a small message runs on fewer channels than NCCL's estimate assumes
                              (:func:`continuous_channels`)
-``pipeline_fill``            NVLS's first chunks go up to the switch and back before every stage is busy (a
-                             ring's fill was fitted to zero by the joint calibration, and removed)
+``pipeline_fill``            NVLS's first chunks go up to the switch and back before every stage is busy; a
+                             ring's Simple steps over NVLink 3 each wait a share of a step (:func:`ring_fill_s`;
+                             the same for every transport was fitted to zero, and removed)
 ``cut_through``              LL's ring steps move their data while their latency elapses (negative)
 ``launch``                   the host's launch of one call (:data:`~gpucomm.model.hardware.calibration.LAUNCH_S`)
 ``host_floor``               what one host thread driving several GPUs adds above the GPUs' time
@@ -44,7 +45,7 @@ from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.hardware import calibration as cal
 
 __all__ = ["tree_correction_factor", "nccl_latency_s", "nccl_bandwidth_s", "continuous_channels",
-           "nvls_fill_s", "host_floor_s"]
+           "nvls_fill_s", "ring_fill_s", "host_floor_s"]
 
 
 def tree_correction_factor(protocol: str, nccl_bytes: float, *, last_index: int = 22) -> float:
@@ -196,6 +197,38 @@ def nvls_fill_s(nccl_bytes: float, channels: int, bw_per_channel: float) -> floa
     chunk_bytes = cal.NVLS_CHUNK_BYTES.value
     chunks = nccl_bytes / (channels * chunk_bytes)
     return max(0.0, min(cal.NVLS_PIPELINE_FILL_CHUNKS.value, chunks - 1)) * chunk_bytes / bw_per_channel
+
+
+def ring_fill_s(nccl_bytes: float, steps: int, num_ranks: int, channels: int, bw_per_channel: float) -> float:
+    """A ring's Simple pipeline fill over NVLink 3, in s: each step waits a share of one step's transfer.
+
+    ``RING_FILL_STEPS_NVLINK3 x steps x min(RING_SIMPLE_STEP_BYTES, nBytes / (ranks x channels)) / bw_per_channel``:
+    a step moves a rank's share of a channel's data, at most one Simple step of NCCL's buffer; 0 at 0 bytes,
+    continuous, never falling, constant once a rank's share of a channel reaches a step.
+
+    Parameters
+    ----------
+    nccl_bytes : float
+        NCCL's byte count, >= 0.
+    steps : int
+        The ring's steps (``2(n-1)`` for all_reduce, ``n-1`` otherwise).
+    num_ranks, channels : int
+        Ranks and the communicator's channels.
+    bw_per_channel : float
+        A channel's delivered bus bandwidth, bytes/s.
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Examples
+    --------
+    >>> ring_fill_s(0, 14, 8, 24, 10e9)
+    0.0
+    """
+    share = min(cal.RING_SIMPLE_STEP_BYTES.value, nccl_bytes / (num_ranks * channels))
+    return cal.RING_FILL_STEPS_NVLINK3.value * steps / bw_per_channel * share
 
 
 def host_floor_s(gpus_per_thread: int, launch: str, channels: float, nccl_version: tuple) -> float:

@@ -176,7 +176,7 @@ def model_band(sizes: Sequence[int], num_ranks: int, fabric: Fabric) -> list[dic
     --------
     >>> band = model_band([2**30], 8, make_fabric("nvlink4", gpu="h100_sxm5"))
     >>> round(band[0]["low"] / band[0]["busbw_bytes_per_s"], 2)
-    0.89
+    0.9
     """
     out = []
     for size in sizes:
