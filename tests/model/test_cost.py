@@ -414,3 +414,11 @@ def test_ll_overlap_is_what_the_h200_nccl_2_30_sweep_chose(monkeypatch):
     monkeypatch.setattr(cost_module, "CUT_THROUGH_PROTOCOLS", ())
     additive = errors()
     assert all(a > o + 0.1 for a, o in zip(additive, overlapped)) and max(additive) > 0.6
+
+
+@pytest.mark.parametrize("collective", ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all"])
+def test_one_rank_moves_nothing(collective):
+    """On one rank nothing crosses a link: the time is the launch alone, for all_to_all too (it divided by zero)."""
+    cost = collective_cost(collective, 2**20, num_ranks=1, fabric="nvlink4")
+    assert cost.time_s == pytest.approx(collective_cost("all_reduce", 1, num_ranks=1, fabric="nvlink4").time_s)
+    assert sum(t for _, t in cost.terms) == pytest.approx(cost.time_s)

@@ -471,6 +471,9 @@ def _p2p_cost(collective: str, size: int, n: int, fabric: Fabric, protocol: str,
         p = nt.PROTOCOLS.index(proto)
         bw = per_gpu_bw_bytes_per_s(fabric, n) * share * (cal.LL_BW_FRACTION.value if proto == "LL" else 1.0)
         latency = (nt.BASE_LATENCY_US["ring"][p] + hop_row[p]) * 1e-6
+        if not peers:  # an all_to_all of one rank: nothing moves, as for the collectives on one rank
+            options[proto] = {"p2p_latency": 0.0, "transport_latency": 0.0, "p2p_transfer": 0.0}
+            continue
         options[proto] = {"p2p_latency": latency, "transport_latency": latency * (scale - 1), "p2p_transfer": wire / bw}
     best = min(options, key=lambda k: (sum(options[k].values()), nt.PROTOCOLS.index(k)))
     return "ring", best, options[best]
