@@ -55,6 +55,8 @@ def test_gpu_trace_uses_kernels_as_compute():
 def test_enqueue_events_are_not_communication():
     assert not is_communication({"name": "c10d::allreduce_"}) and not is_communication({"name": "nccl:all_reduce"})
     assert is_communication({"name": "ncclKernel_AllReduce_RING_LL_Sum_float"})
+    # NCCL 2.27+ symmetric-memory kernels (src/device/symmetric/generate.py, kernel_cname) are communication too
+    assert is_communication({"name": "ncclSymkDevKernel_AllReduce_AGxLLMC_R_sum_bf16"})
 
 
 @pytest.mark.parametrize("bad", [{"events": []}, 3, [{"ph": "X", "name": "a", "ts": "0", "dur": 1}]])

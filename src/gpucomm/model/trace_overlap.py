@@ -8,7 +8,10 @@ PyTorch's ``torch/profiler/profiler.py``). Communication shows up as
 * ``gloo:all_reduce`` (and ``gloo:<collective>``): the gloo backend runs each collective on its own worker thread,
   inside a ``record_function`` of that name, so the event spans the transfer itself;
 * ``ncclDevKernel_*`` / ``ncclKernel_*`` events of category ``kernel`` in a GPU trace: the NCCL kernel on its
-  stream. (The CPU-side ``nccl:all_reduce`` and ``c10d::allreduce_`` events only enqueue it.)
+  stream (``ncclDevKernel_<coll>_...`` from NCCL 2.19, ``src/device/generate.py``; ``ncclKernel_`` before), and
+  ``ncclSymkDevKernel_*``, the symmetric-memory kernels of NCCL 2.27 and later
+  (``src/device/symmetric/generate.py`` at v2.30.7-1). (The CPU-side ``nccl:all_reduce`` and
+  ``c10d::allreduce_`` events only enqueue it.)
 
 Compute is either the GPU's other kernels, or, in a CPU trace, the regions the program labelled with
 ``record_function("compute")``. This module takes the union of each kind's intervals and splits communication
@@ -29,7 +32,7 @@ __all__ = ["Interval", "OverlapSummary", "complete_events", "is_communication", 
 Interval = tuple[float, float]
 """``(start_s, end_s)``, seconds, start <= end."""
 
-_COMM_PREFIXES = ("gloo:", "ncclDevKernel", "ncclKernel")
+_COMM_PREFIXES = ("gloo:", "ncclDevKernel", "ncclKernel", "ncclSymkDevKernel")
 
 
 def complete_events(trace: Mapping | list) -> list[dict]:
@@ -78,7 +81,7 @@ def is_communication(event: Mapping) -> bool:
     Returns
     -------
     bool
-        True for names starting with ``gloo:``, ``ncclDevKernel`` or ``ncclKernel``.
+        True for names starting with ``gloo:``, ``ncclDevKernel``, ``ncclKernel`` or ``ncclSymkDevKernel``.
 
     Examples
     --------
@@ -239,7 +242,7 @@ def overlap_summary(trace: Mapping | list, *, compute_label: str = "compute", st
     events = complete_events(trace)
     comm_events = [e for e in events if comm(e)]
     if not comm_events:
-        raise GpucommError("no communication event in the trace (gloo:*, ncclDevKernel*, ncclKernel*)")
+        raise GpucommError("no communication event in the trace (gloo:*, ncclDevKernel*, ncclKernel*, ncclSymkDevKernel*)")
     kernels = [e for e in events if e.get("cat") == "kernel"]
     if kernels:
         compute_events = [e for e in kernels if not comm(e)]
