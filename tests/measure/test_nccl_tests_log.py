@@ -80,7 +80,7 @@ def test_log_sweeps_csv_is_what_the_parser_reads_from_the_logs():
     from gpucomm.model.validation import LOG_SWEEPS_CSV as MODEL_CSV
     from gpucomm.model.validation import log_sweep_names
 
-    assert MODEL_CSV == LOG_SWEEPS_CSV and log_sweep_names() == ["S01", "S02", "S03", "S06", "S07", "S08", "S09", "S10",
+    assert MODEL_CSV == LOG_SWEEPS_CSV and log_sweep_names() == ["S01", "S02", "C08", "S03", "S06", "S07", "S08", "S09", "S10",
                                                                      "S19", "S11", "S12", "S13", "S14", "S15"]
     assert bundled_data(LOG_SWEEPS_CSV).read_text() == log_sweeps_csv(log_sweep_names()), \
         "run python scripts/extract_log_sweeps.py"

@@ -166,6 +166,23 @@ def test_alpha_beta_fits_are_recomputed_from_their_data():
     assert all(int(a["data"].split("(")[1].split()[0]) >= 7 for a in COMMITTED["alpha_beta"].values())
 
 
+def test_the_tcpxo_latency_is_read_off_its_sweeps_floor_not_fitted_on_one_point():
+    # not a free parameter: recomputed from the C08 log's sizes up to 4 KiB (10 sizes), with the committed free values;
+    # that sweep is shown but does not count (its mid sizes follow Google's tuner plugin), and C08s, the floor's 8 B
+    # row, is the only case in sample and no fit point
+    from gpucomm.model.hardware.network import TCPXO_LATENCY_S
+
+    assert "tcpxo_latency_s" not in {f.name for f in cal.FREE_PARAMETERS}
+    got = c.floor_fits()
+    assert got == COMMITTED["floor_fits"]
+    assert "10 sizes" in got["tcpxo_latency_s"]["data"]
+    assert cal.NET_PLUGIN_LATENCY_S["tcpxo_200g"].value == TCPXO_LATENCY_S == got["tcpxo_latency_s"]["value"]
+    assert next(s for s in v.SWEEPS if s.sweep_id == "C08").disturbed
+    results = v.unit_results(v.units()["C08"])
+    assert [r.case_id for r in results if r.in_sample] == ["C08s"]
+    assert "C08s" not in {r.case_id for r in v.fit_points(results)}
+
+
 def test_huber_is_quadratic_inside_delta_and_linear_beyond():
     assert c.huber(0.05) == pytest.approx(0.00125)
     d = c.HUBER_DELTA

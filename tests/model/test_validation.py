@@ -45,7 +45,7 @@ def test_large_message_pcie_busbw_within_40_percent_out_of_sample(results):
 def test_summary_counts_cases_meeting_each_target(results):
     summary = {s.group: s for s in summarize(results)}
     assert summary["nvlink_large"].target == "|error| < 15 %" and summary["small_latency"].target == "within 2x"
-    small = [r for r in results if r.group == "small_latency" and not r.in_sample]
+    small = [r for r in results if r.group == "small_latency" and not r.in_sample and r.counted]
     assert summary["small_latency"].within_target == sum(r.factor < 2 for r in small)
     assert summary["sweep"].within_target is None and summary["sweep"].target == ""
 
@@ -80,8 +80,8 @@ def test_every_declared_sweep_is_compared_and_reported(results):
 
 
 def test_every_figure_is_leave_one_out_and_the_in_sample_one_is_kept_beside_it(results):
-    # every result's prediction is the model refitted without its sweep or case row; only C08s rests on a parameter
-    # fitted outside the joint fit (network.TCPXO_LATENCY_S), and says so
+    # every result's prediction is the model refitted without its sweep or case row; only C08s rests on a value read
+    # off its own log's floor outside the joint fit (calibration.NET_PLUGIN_LATENCY_S), and says so
     assert {r.case_id for r in results if r.in_sample} == {"C08s"}
     assert all(r.fit_predicted > 0 for r in results)
     assert sum(r.predicted != r.fit_predicted for r in results) > len(results) // 2
@@ -175,7 +175,7 @@ def test_sweep_targets_of_the_model_issue_out_of_sample(results):
     assert nvlink_sweep_ids() == {s.sweep_id for s in SWEEPS} - {"S06", "S07"}
     assert all(r.why for r in results if r.sweep in ("S06", "S07") and abs(r.error) > 0.15)
     # a disturbed run is reported but does not count: it changes no target
-    assert targets(results) == targets([r for r in results if r.sweep != "S03"])
+    assert targets(results) == targets([r for r in results if r.sweep not in ("S03", "C08")])
     # every sweep is left out of the fit that predicts it
     assert not any(b.in_sample for b in sweep_bands(results))
 

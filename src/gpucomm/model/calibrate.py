@@ -24,11 +24,12 @@ import statistics
 
 from gpucomm import GpucommError
 from gpucomm.model import validation as v
+from gpucomm.model.cost import collective_cost
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.measurements import read_bundled_csv
 
 __all__ = ["HUBER_DELTA", "MIN_BAND_POINTS", "huber", "loss", "affected_units", "fit", "leave_one_out", "band_cells",
-           "alpha_beta_fits", "error_summary", "calibrate"]
+           "alpha_beta_fits", "floor_fits", "error_summary", "calibrate"]
 
 HUBER_DELTA = 0.10
 """Where the Huber loss turns from quadratic to linear, in log(predicted / measured): about 10 %. A choice: errors
@@ -301,6 +302,40 @@ def alpha_beta_fits() -> dict[str, dict]:
                                  "data": f"azure_a100_allreduce_busbw.csv 16 MiB-1 GiB ({len(alphas)} points)"}}
 
 
+FLOOR_MAX_BYTES = 4096
+"""The sizes of a sweep up to this (4 KiB) make its floor for :func:`floor_fits`: on the TCPXO log (sweep C08) the
+in-place time stays within 122.3-125.6 us from 8 B to 4 KiB and rises from 8 KiB."""
+
+
+def floor_fits() -> dict[str, dict]:
+    """Values read off a sweep's measured floor, outside the joint fit (the floor is one quantity of one run, which the
+    joint fit's point weights would not pin): the GPUDirect-TCPXO latency per network step.
+
+    ``tcpxo_latency_s``: by bisection within [0, 1 ms], the net plugin latency
+    (:data:`~gpucomm.model.hardware.calibration.NET_PLUGIN_LATENCY_S`) at which the model's 8 B all_reduce on the
+    C08 sweep's system (2 nodes x 8 H100 over ``tcpxo_200g``, eager, the model's default NCCL release) takes the median
+    in-place time of that sweep's sizes up to :data:`FLOOR_MAX_BYTES`, with the current values of the free parameters.
+
+    Returns
+    -------
+    dict
+        ``tcpxo_latency_s``: ``{"value", "data"}``.
+    """
+    sweep = next(s for s in v.SWEEPS if s.sweep_id == "C08")
+    rows = [r for r in read_bundled_csv(v.LOG_SWEEPS_CSV)[0] if r["log"] == "C08" and int(r["bytes"]) <= FLOOR_MAX_BYTES]
+    floor_s = statistics.median(float(r["time_us"]) for r in rows) * 1e-6
+    lo, hi = 0.0, 1e-3
+    with cal.keeping("tcpxo_latency_s"):
+        while hi - lo > 1e-10:
+            mid = (lo + hi) / 2
+            cal._set({"tcpxo_latency_s": mid})
+            t = collective_cost("all_reduce", 8, num_ranks=int(rows[0]["n_gpus"]), fabric=sweep.fabric).time_s
+            lo, hi = (mid, hi) if t < floor_s else (lo, mid)
+    return {"tcpxo_latency_s": {"value": float(f"{(lo + hi) / 2:.4g}"),
+                                "data": f"nccl_log_sweeps.csv, log C08, in-place times of the {len(rows)} sizes up to "
+                                        f"{FLOOR_MAX_BYTES} B (median {floor_s * 1e6:.1f} us)"}}
+
+
 def error_summary(results: list, *, out_of_sample: bool) -> dict:
     """Share within 15 %, median |error| and each size band's median |error| of the sweep fit points.
 
@@ -338,7 +373,7 @@ def calibrate(*, start: dict | None = None) -> dict:
     Returns
     -------
     dict
-        ``parameters``, ``alpha_beta``, ``folds``, ``band``, ``errors`` and the provenance keys (``method``, ``data``),
+        ``parameters``, ``alpha_beta``, ``floor_fits``, ``folds``, ``band``, ``errors`` and the provenance keys (``method``, ``data``),
         without the date (the script adds it).
     """
     units = v.units()
@@ -348,10 +383,12 @@ def calibrate(*, start: dict | None = None) -> dict:
     with cal.using(fitted):
         affected = affected_units(units)  # what each parameter acts on at the fitted values (the record)
         folds = leave_one_out(units, fitted, affected=affected)
+        floors = floor_fits()  # read off a floor with the fitted values: no fit point depends on them (C08s in sample)
     saved = cal._CALIBRATION.get("folds")
     try:
         cal._CALIBRATION["folds"] = folds  # validate() reads the folds from the loaded calibration
-        with cal.using(fitted):
+        with cal.using(fitted), cal.keeping(*floors):
+            cal._set({k: f["value"] for k, f in floors.items()})
             results = v.validate()
     finally:
         cal._CALIBRATION["folds"] = saved
@@ -368,6 +405,7 @@ def calibrate(*, start: dict | None = None) -> dict:
         "parameters": {k: {"value": x, "bounds": [bounds[k].low, bounds[k].high], "acts_on": sorted(affected[k])}
                        for k, x in fitted.items()},
         "alpha_beta": alpha_beta_fits(),
+        "floor_fits": floors,
         "removed": REMOVED,
         "folds": folds,
         "band": {"what": "quantiles 10 % and 90 % of log(measured / predicted) time of the leave-one-out points",

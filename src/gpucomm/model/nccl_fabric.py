@@ -14,7 +14,7 @@ calibration instead of NCCL's nominal rate, each said below:
   :data:`~gpucomm.model.hardware.calibration.HOST_STAGED_EFFICIENCY` x the nominal PCIe rate, shared by
   the GPUs behind one uplink (the tuner alone predicts 0.06-0.5 of the measured time there).
 * The network: each NIC's rate is :data:`~gpucomm.model.hardware.calibration.NET_EFFICIENCY` x nominal
-  (fitted on GPUDirect-TCPXO, case C08).
+  (fitted jointly on every multi-node run).
 * GPUs over two sockets: a GPU's link is at most the socket link's per-direction rate.
 * Without GPUDirect RDMA (``Fabric.gdr``; always with TCP sockets) NCCL routes each GPU's NIC traffic through
   the CPU and keeps its network buffers in host memory (``src/graph/paths.cc``, ``ncclTopoCheckGdr`` and the
@@ -271,7 +271,9 @@ def fabric_to_comm(fabric: Fabric, num_ranks: int, nccl_version: tuple = DEFAULT
         from gpucomm.model.hardware.network import get_network
         network = get_network(fabric.network)
         nic_bw = network.bw_bytes_per_s * cal.NET_EFFICIENCY.value
-        net_latency_s, net_device = network.latency_s, network.net_device
+        plugin_latency = cal.NET_PLUGIN_LATENCY_S.get(network.key)  # a fitted plugin latency follows the calibration
+        net_latency_s = plugin_latency.value if plugin_latency else network.latency_s
+        net_device = network.net_device
         if link.kind == "pcie" and not fabric.p2p:
             nic_bw = min(nic_bw, bw)  # the host-staged rate above, shared by the GPUs behind one uplink
         # GPUDirect RDMA reads GPU memory over the GPU's own PCIe link (staged through host memory without P2P or

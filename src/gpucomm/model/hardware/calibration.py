@@ -30,8 +30,9 @@ def read_calibration() -> dict:
     -------
     dict
         ``parameters`` (name -> ``value``, ``bounds``, ``unit``), ``alpha_beta`` (the alpha-beta algorithms' own
-        fits), ``folds`` (unit -> the values refitted without it), ``band`` (transport -> size band -> the 10 % and
-        90 % quantiles of log(measured / predicted) time), the provenance and the errors.
+        fits), ``floor_fits`` (values read off a sweep's measured floor), ``folds`` (unit -> the values refitted
+        without it), ``band`` (transport -> size band -> the 10 % and 90 % quantiles of log(measured / predicted) time),
+        the provenance and the errors.
     """
     return json.loads(resources.files("gpucomm.model").joinpath("data", CALIBRATION_FILE).read_text())
 
@@ -40,8 +41,9 @@ _CALIBRATION = read_calibration()
 
 
 def _fit(name: str) -> float:
-    """A fitted value of the committed calibration (free parameter or alpha-beta fit)."""
-    entry = _CALIBRATION["parameters"].get(name) or _CALIBRATION["alpha_beta"][name]
+    """A fitted value of the committed calibration (free parameter, alpha-beta fit or floor fit)."""
+    entry = (_CALIBRATION["parameters"].get(name) or _CALIBRATION["alpha_beta"].get(name)
+             or _CALIBRATION["floor_fits"][name])
     return float(entry["value"])
 
 
@@ -186,7 +188,7 @@ TUNER_LATENCY_SCALE = {
         "tuner_latency_scale_net", _fit("tuner_latency_scale_net"), "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl-tests/issues/309",
         _JOINT + "the small sizes of the InfiniBand sweeps (2 and 4 nodes x 8 H100, S01 and S02) set it. "
-        "GPUDirect-TCPXO (case C08s) has a ~120 us floor of its own (network.TCPXO_LATENCY_S)."),
+        "GPUDirect-TCPXO adds a fitted latency per network step of its own (NET_PLUGIN_LATENCY_S)."),
     "roce": Parameter(
         "tuner_latency_scale_roce", _fit("tuner_latency_scale_roce"), "multiple of NCCL's tuner latency",
         "https://github.com/oracle-quickstart/oci-hpc-oke/blob/1402938d8c77b586e20ec9d40849e2177feef411/README.md",
@@ -196,6 +198,26 @@ TUNER_LATENCY_SCALE = {
 """The multiple of NCCL's tuner latency per transport of the collective's hops (NVLink, PCIe P2P, host memory,
 network). The scale applies to the latency term only; NCCL's choice is made on its unscaled estimate, as NCCL does.
 The NVLink generations share one fitted value (:data:`TUNER_LATENCY_SCALE_NVLINK`)."""
+
+NET_PLUGIN_LATENCY_S = {
+    "tcpxo_200g": Parameter(
+        "tcpxo_latency_s", _fit("tcpxo_latency_s"), "s per network step",
+        "https://github.com/lessizzmore/create-a3mega-ztan-fork/blob/02dd8f455c43ced1cf442ef29334bda97149264b/ztan-NCCL-test-result",
+        "Not a free parameter: read off the measured floor of the one TCPXO sweep (sweep C08: 2 nodes x 8 H100 on GCP "
+        "A3 Mega, all_reduce, 8 B to 8 GiB), by the same script after the joint fit (model/calibrate.py, floor_fits): the "
+        "extra latency per network step that the net plugin reports to NCCL's tuner (latencyInter) such that the model's "
+        "8 B all_reduce takes the median in-place time of that log's sizes up to 4 KiB (10 sizes, 122.3-125.6 us: the "
+        "time there does not depend on the size). GPUDirect-TCPXO moves the payload GPU to NIC while a host TCP stack "
+        "runs the protocol, so each network step costs more than over RDMA. Tried as a free parameter of the joint fit "
+        "with the sweep counted (2026-12-05, bounds 0-150 us) and not kept: the sweep's 1-64 MiB times, 2-3x those of "
+        "the pair NCCL's own tuner picks (the run most likely used Google's tuner plugin, see the sweep's note), pulled "
+        "it to 72 us, which put the sweep's 8 B-64 KiB sizes 14-43 % above the measured times; leaving the sweep out, "
+        "the all_gather M02 alone could not hold the value (C08s -57 % out of sample). No public source gives the "
+        "plugin's latency."),
+}
+"""The extra latency per network step that a network's NCCL net plugin adds (``ncclNetProperties.latency``, NCCL's
+``latencyInter``), by :data:`gpucomm.model.hardware.network.NETWORKS` key, where the catalog has a measured value;
+the InfiniBand/RoCE verbs and socket transports report none."""
 
 LL_STEP_LATENCY_HOST_STAGED_S = Parameter(
     "ll_step_latency_host_staged_s", 1e-6 * TUNER_LATENCY_SCALE["shm"].value, "s per step",
@@ -331,7 +353,7 @@ def all_parameters() -> list[Parameter]:
     """
     out = [*RING_EFFICIENCY.values(), DEFAULT_NVLINK_RING_EFFICIENCY, PCIE_P2P_EFFICIENCY, HOST_STAGED_EFFICIENCY,
            LL_BASE_LATENCY_S, LL_STEP_LATENCY_S, LL_STEP_LATENCY_HOST_STAGED_S, LL_BW_FRACTION, SIMPLE_LATENCY_S,
-           NVLS_EFFICIENCY, NET_EFFICIENCY, NET_STEP_LATENCY_S,
+           NVLS_EFFICIENCY, NET_EFFICIENCY, NET_STEP_LATENCY_S, *NET_PLUGIN_LATENCY_S.values(),
            *TUNER_LATENCY_SCALE.values(), NVLS_CHUNK_BYTES, NVLS_PIPELINE_FILL_CHUNKS, RING_SIMPLE_STEP_BYTES,
            RING_FILL_STEPS_NVLINK3,
            *LAUNCH_S.values(), HOST_LAUNCH_PER_GPU_S, HOST_LAUNCH_PER_CHANNEL_S]
@@ -436,6 +458,28 @@ def using(values: dict):
         raise KeyError(f"not free parameters: {sorted(unknown)}")
     before = free_values()
     _set(values)
+    try:
+        yield
+    finally:
+        _set(before)
+
+
+@contextmanager
+def keeping(*names: str):
+    """Restore these parameters' values on leaving the block (for a fit that sets parameters which are not free, such
+    as :data:`NET_PLUGIN_LATENCY_S`, with :func:`_set`).
+
+    Parameters
+    ----------
+    *names : str
+        Parameter names (:attr:`Parameter.name`).
+
+    Yields
+    ------
+    None
+    """
+    by_name = {p.name: p.value for p in all_parameters()}
+    before = {n: by_name[n] for n in names}
     try:
         yield
     finally:

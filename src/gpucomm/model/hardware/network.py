@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucomm.model.catalog import lookup
+from gpucomm.model.hardware.calibration import NET_PLUGIN_LATENCY_S
 
 _WINOF2 = ("https://docs.nvidia.com/networking/display/NVIDIAWinOF2Documentationv25750000/"
            "Supported+Network+Adapter+Cards+and+MFT+Tools")
@@ -54,7 +55,8 @@ class NetworkLink:
     latency_s : float
         Extra latency per network step that the transport's NCCL net plugin reports (``ncclNetProperties.latency``,
         NCCL's ``latencyInter``): 0 for the InfiniBand/RoCE verbs and socket transports, which leave it unset
-        (``props->latency = 0`` in ``src/transport/net_ib.cc`` at v2.30.7-1). A fit where a transport is slower.
+        (``props->latency = 0`` in ``src/transport/net_ib.cc`` at v2.30.7-1). A fit where a transport is slower: the
+        model then reads the calibration's value (:data:`~gpucomm.model.hardware.calibration.NET_PLUGIN_LATENCY_S`).
     net_device : str
         ``"host"``, or ``"unpack"`` for GPUDirect-TCPX/TCPXO (NCCL doubles the channels below 16, ``connect.cc``).
     """
@@ -145,10 +147,12 @@ _NETWORK_LIST = (
                  f"port' (2 x 400GbE instead) [V] {_CX8_FW} ; WinOF-2 lists CX-8 as 800GbE-capable [V].")),
 )
 
-TCPXO_LATENCY_S = 54e-6
-"""A fit: the extra latency per network step of GPUDirect-TCPXO, such that the model gives the 123.5 us that an 8 B
-all_reduce on 2 GCP A3-Mega VMs (16 H100) takes (nccl-tests log C08, its 8 B in-place row: in-sample). The
-plugin moves data through a host-side TCP stack, so each network step costs far more than over RDMA."""
+TCPXO_LATENCY_S = NET_PLUGIN_LATENCY_S["tcpxo_200g"].value
+"""The extra latency per network step of GPUDirect-TCPXO, s: the calibration's value
+(:data:`gpucomm.model.hardware.calibration.NET_PLUGIN_LATENCY_S`), read off the measured floor of the 2 nodes x 8
+H100 all_reduce sweep C08 (its 10 sizes from 8 B to 4 KiB), outside the joint fit. The plugin moves data through a
+host-side TCP stack, so each network step costs far more than over RDMA. The model reads the calibration's value;
+this constant is its value at import, for the catalog's notes."""
 
 _NETWORK_LIST += (
     _port(
@@ -157,7 +161,8 @@ _NETWORK_LIST += (
         source="https://cloud.google.com/compute/docs/gpus/gpudirect",
         notes=("A3 Mega: 8 NICs of 200 Gb/s per VM for GPU traffic through the GPUDirect-TCPXO NCCL plugin [U]. Not RDMA: "
                "the payload moves GPU to NIC without host copies while a host TCP stack runs the protocol, which adds "
-               f"latency: {TCPXO_LATENCY_S * 1e6:.0f} us per network step, fitted on case C08 (TCPXO_LATENCY_S). "
+               f"latency: {TCPXO_LATENCY_S * 1e6:.0f} us per network step, read off the floor (8 B to 4 KiB) of the C08 "
+               "sweep (calibration.NET_PLUGIN_LATENCY_S). "
                "25 GB/s per direction per NIC."),
         latency_s=TCPXO_LATENCY_S, net_device="unpack"),
 )
