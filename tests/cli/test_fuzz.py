@@ -230,6 +230,7 @@ def _option_args(action: argparse.Action) -> st.SearchStrategy[list[str]]:
     return st.one_of(st.builds(lambda f, v: [f, v], flag, value), st.builds(lambda f, v: [f"{f}={v}"], flag, value))
 
 
+@functools.cache  # built once per (verb, exclude): hypothesis validates a new strategy object on every draw
 def option_args(verb: str, exclude: frozenset = frozenset(), max_options: int = 6) -> st.SearchStrategy[list[str]]:
     """Up to ``max_options`` options of ``verb`` (none of ``exclude``'s dests), flattened into argv tokens."""
     actions = [a for a in verb_parser(verb)._actions
