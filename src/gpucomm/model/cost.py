@@ -623,15 +623,14 @@ def _pair_row(fabric: Fabric, comm: nt.Comm, table: nt.TunerTable, collective: s
     plateau = None  # Ring/Simple all_reduce across nodes (tuning.cc:647-650)
     if a == "ring" and p == "Simple" and comm.num_nodes > 1 and collective == "all_reduce":
         plateau = nt.RING_PLATEAU_FACTOR["pre_ampere" if comm.compute_capability < 80 else "ampere_and_later"]
-    # channels: Ring and Tree drop channels below a size and their continuous count prices the ramp ("ramp"); PAT and
-    # CollNet Chain drop them too ("drop"); NVLS runs a fixed count ("fixed"); CollNet Direct has its own loop ("nccl")
+    # channels: Ring and Tree drop channels below a size and their continuous count prices the ramp ("ramp"); PAT
+    # drops them too ("drop"); NVLS runs a fixed count ("fixed"). CollNet is refused (no fabric enables it,
+    # COLLNET_REFUSAL), so NCCL's CollNet Direct channel loop has no row here
     nc, bw_per_channel = comm.num_channels, 0.0
     if a in ("nvls", "nvls_tree"):
         rule = "fixed"
         nc = nt.channels_and_threads(comm, table, a, p, 0)[0]
         bw_per_channel = table.bw_bytes_per_s[key] * ratio / nc
-    elif a == "collnet_direct":
-        rule = "nccl"
     else:
         rule = "ramp" if a in ("ring", "tree") else "drop"
     cut_base_s = nt.BASE_LATENCY_US["ring"][nt.PROTOCOLS.index(p)] * 1e-6 if a == "ring" and p in CUT_THROUGH_PROTOCOLS \
@@ -797,14 +796,11 @@ def _nccl_cost(collective: str, size: int, n: int, fabric: Fabric, algorithm: st
                     fill = ring_fill_per_byte * min(step_bytes, size / ring_fill_share_of)
             else:
                 cont_channels = float(channels)
-        elif rule == "fixed":  # NVLS: a fixed channel count, and the pipeline fill (cost_terms.nvls_fill_s)
+        else:  # "fixed", NVLS: a fixed channel count, and the pipeline fill (cost_terms.nvls_fill_s)
             channels = nc
             cont_channels = float(channels)
             chunks = size / (channels * chunk_bytes)
             fill = max(0.0, min(fill_chunks, chunks - 1)) * chunk_bytes / bw_per_channel
-        else:  # CollNet Direct
-            channels = nt.channels_and_threads(comm, table, a, p, size)[0]
-            cont_channels = float(channels)
         cut = 0.0
         if cut_base_s is not None:
             steps_latency = (nccl_lat - cut_base_s) * scale

@@ -188,7 +188,7 @@ TUNER_LATENCY_SCALE = {
         "tuner_latency_scale_net", _fit("tuner_latency_scale_net"), "multiple of NCCL's tuner latency",
         "https://github.com/NVIDIA/nccl-tests/issues/309",
         _JOINT + "the small sizes of the InfiniBand sweeps (2 and 4 nodes x 8 H100, S01 and S02) set it. "
-        "GPUDirect-TCPXO adds a fitted latency per network step of its own (NET_PLUGIN_LATENCY_S)."),
+        "GPUDirect-TCPXO adds a latency per network step of its own, read off its log's floor (NET_PLUGIN_LATENCY_S)."),
     "roce": Parameter(
         "tuner_latency_scale_roce", _fit("tuner_latency_scale_roce"), "multiple of NCCL's tuner latency",
         "https://github.com/oracle-quickstart/oci-hpc-oke/blob/1402938d8c77b586e20ec9d40849e2177feef411/README.md",
