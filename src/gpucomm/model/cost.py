@@ -916,7 +916,7 @@ def collective_cost(collective: str, msg_bytes: int, *, num_ranks: int, fabric: 
     {'nccl_latency': 28.8, 'nccl_bandwidth': 419.4, 'transport_latency': 6.4, 'delivered_bandwidth': 21.6,
      'pipeline_fill': 34.2, 'launch': 3.5}
     >>> round(cost.time_low_s * 1e6), round(cost.time_high_s * 1e6)
-    (503, 573)
+    (504, 573)
     """
     check_collective(collective)
     n = check_num_ranks(num_ranks, maximum=100_000)
