@@ -322,7 +322,9 @@ def test_killed_sweep_keeps_every_finished_size(tmp_path, sig):
         if Path(f"/proc/{proc.pid}/task").exists():
             assert len(workers) >= 2  # the two ranks (and multiprocessing's resource tracker)
         proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=30)
+        # generous: the launcher stops its ranks (SIGTERM, SIGKILL after STOP_GRACE_S) and Python exits; with two copies
+        # of the slow tier at once on 2 cores (load 12-13) that took over 30 s once, the test checks what, not how fast
+        stdout, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -333,7 +335,7 @@ def test_killed_sweep_keeps_every_finished_size(tmp_path, sig):
     else:
         assert proc.returncode == -signal.SIGKILL
     # Every worker is gone (after SIGKILL of the launcher they notice within a second).
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and any(alive(pid) for pid in workers):
         time.sleep(0.1)
     assert not [pid for pid in workers if alive(pid)]
