@@ -297,6 +297,19 @@ def test_ib_completion_status_is_explained(warn):
     assert "(status 12: transport retry counter exceeded" in log.findings[0].evidence
 
 
+def test_ib_local_protection_error_points_at_gpudirect_rdma_first():
+    # status 4 is the host's GPUDirect RDMA path (ACS, peermem), not the fabric: that fix comes first
+    log = one("h:1:2 [0] transport/net_ib/p2p.cc:1 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<1> with "
+              "status=IBV_WC_LOC_PROT_ERR(4) opcode=IBV_WC_RECV(128) vendor_err=81 hca mlx5_0\n")
+    finding = log.findings[0]
+    assert "(status 4: local protection error" in finding.evidence
+    assert finding.fix.startswith("a local protection error is usually GPUDirect RDMA")
+    assert "ACS" in finding.fix and "test the fabric" in finding.fix
+    retry = one("h:1:2 [0] transport/net_ib/p2p.cc:1 NCCL WARN NET/IB : Got completion from peer x<1> with error 12, "
+                "opcode 0\n").findings[0]
+    assert retry.fix.startswith("test the fabric")
+
+
 def test_result_strings_in_application_lines():
     log = one("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled cuda error, NCCL version 2.18.1\n")
     assert log.nccl_version == "2.18.1"

@@ -35,6 +35,12 @@ _IB_STATUS = {"4": "local protection error: the NIC could not access the buffer 
               "13": "RNR retry counter exceeded: the peer was not ready to receive"}
 """``ibv_wc_status`` numbers (``enum ibv_wc_status`` in rdma-core's ``verbs.h``) NCCL prints in completion errors."""
 
+_IB_STATUS_FIX = {"4": "a local protection error is usually GPUDirect RDMA failing on this host, not the fabric: check that "
+                       "PCIe ACS is off on the switches between GPU and NIC (NCCL's own hint for status 4, "
+                       "printIbWcStatusHint in net_ib/common.h at v2.30.7-1) and that nvidia-peermem or DMA-BUF is "
+                       "available; NCCL_NET_GDR_LEVEL=LOC (GPUDirect RDMA off) confirms it if the error goes away"}
+"""Per ``ibv_wc_status`` number, what to try first, where it differs from the rule's fix (which tests the fabric)."""
+
 WARN_RULES = (
     _WarnRule("warn_ib_completion", re.compile(r"NET/IB\w* ?: ?(?:\w+: )?Got (?:completion|CQE with error)"), "error",
               "an InfiniBand/RoCE transfer failed (completion with error)",
@@ -106,6 +112,7 @@ def check_warns(log: NcclInfoLog) -> list[Finding]:
         rule = rules[code]
         first = warns[0]
         evidence = f"{len(warns)} WARN line{'s' if len(warns) > 1 else ''}, first: {first.message!r}"
+        fix = rule.fix
         if code == "warn_ib_completion":
             # "error 12" (2.8 and older), "status=12" (until 2.28), "status=IBV_WC_RETRY_EXC_ERR(12)" (the status's
             # name, then its number: net_ib/p2p.cc from v2.29.2-1 to v2.30.7-1). From 2.29.7 a "Got CQE with error
@@ -114,10 +121,11 @@ def check_warns(log: NcclInfoLog) -> list[Finding]:
             status = next((m.group(1) or m.group(2) for m in found if m), None)
             if status in _IB_STATUS:
                 evidence += f" (status {status}: {_IB_STATUS[status]})"
+            fix = f"{_IB_STATUS_FIX[status]}; then {rule.fix}" if status in _IB_STATUS_FIX else rule.fix
         hosts = sorted({w.host for w in warns if w.host})
         if len(hosts) > 1:
             evidence += f"; on {len(hosts)} hosts ({', '.join(hosts[:6])}{'...' if len(hosts) > 6 else ''})"
-        out.append(Finding(code, rule.severity, rule.title, evidence, finding_lines(w.line for w in warns), rule.fix,
+        out.append(Finding(code, rule.severity, rule.title, evidence, finding_lines(w.line for w in warns), fix,
                            rule.source))
     return out
 

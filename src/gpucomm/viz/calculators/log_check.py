@@ -14,7 +14,8 @@ the reader pastes leaves the page. It calls what the CLI calls, so the page show
   set up and the findings, most serious first).
 
 The figure is busbw against message size: the run's rows, the fit, and the cost model
-(:func:`gpucomm.model.cost.collective_cost`, NCCL's own choice of algorithm and protocol) for a
+(:func:`gpucomm.model.cost.collective_cost`: the fastest pair NCCL enables, priced by NCCL's estimate plus the fitted
+terms, which can differ from NCCL's own pick near its crossovers) for a
 catalog system: the one the log's device names point to (:func:`guess_system`), or the one the reader picks.
 Like the live calculators, everything here is standard library only (the page's Pyodide has no plotly): the
 figure is a plain dict that ``Plotly.react`` draws, and :func:`check_log_figure` wraps it for a notebook.
