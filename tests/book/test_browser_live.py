@@ -44,6 +44,9 @@ SHOWN_JS = r"""panel => {
     messages: Object.fromEntries(Array.from(panel.querySelectorAll('[data-field]')).map(
       f => [f.dataset.field, f.querySelector('.gpucomm-live-msg').innerText])),
     state: panel.dataset.state, updates: Number(panel.dataset.updates),
+    // traces drawn in the SVG, and traces plotly shows: a redraw of some traces must leave the others drawn
+    drawn: gd.querySelectorAll('g.cartesianlayer g.trace').length,
+    shownTraces: (gd._fullData || []).filter(t => t.visible === true).length,
   };
 }"""
 
@@ -292,6 +295,7 @@ def test_other_live_calculators_match_python(open_page, rel, name, initial, step
             assert shown["messages"][expected["field"] or field] == expected["message"], shown["messages"]
             continue
         assert not any(shown["messages"].values()), shown["messages"]
+        assert shown["drawn"] == shown["shownTraces"], (field, value, shown["drawn"], shown["shownTraces"])
         update = calc.update(calc.inputs(**{f: read_field(all_meta[f], v) for f, v in raw.items()}))
         assert shown["summary"] == update.summary
         for index, y in zip(update.traces, update.data["y"]):
