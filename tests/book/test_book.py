@@ -184,9 +184,10 @@ def test_every_figure_uses_trace_types_of_the_plotly_bundle():
     plotly.js does not fail on a trace type it lacks: it hides the trace, and the figure shows
     empty axes. Scatter is plotly's default type when a trace names none.
     """
+    pages = _built_pages()  # skips without a built book, before the bundle's README is asked for
     available = _bundle_trace_types()
     missing = {}
-    for page in _built_pages():
+    for page in pages:
         types = {trace.get("type", "scatter") for trace in _figure_traces(page.read_text(errors="replace"))}
         if types - available:
             missing[page.relative_to(HTML).as_posix()] = sorted(types - available)
@@ -220,6 +221,7 @@ def test_fontawesome_icons_drawn_by_the_stylesheet_not_a_script():
     book_drop_fontawesome_js). The icons then come from the web font: each ``fa-*`` icon class
     used on a page needs a glyph rule in the theme's stylesheet.
     """
+    pages = _built_pages()  # skips without a built book
     script = HTML / "_static" / "scripts" / "fontawesome.js"
     assert not script.exists() or script.stat().st_size < 1000, (
         f"{script} is {script.stat().st_size / 1e6:.1f} MB: the Font Awesome script was not replaced")
@@ -228,7 +230,7 @@ def test_fontawesome_icons_drawn_by_the_stylesheet_not_a_script():
     # Modifiers, not icons: they have no glyph of their own.
     modifiers = {"fa-solid", "fa-regular", "fa-brands", "fa-lg", "fa-sm", "fa-xs", "fa-2x", "fa-fw", "fa-spin"}
     missing = {}
-    for page in _built_pages():
+    for page in pages:
         classes = re.findall(r'class="([^"]*\bfa-[^"]*)"', page.read_text(errors="replace"))
         icons = {c for cls in classes for c in cls.split() if c.startswith("fa-") and c not in modifiers}
         lacking = sorted(i for i in icons if not re.search(rf"\.{re.escape(i)}:before", css))
