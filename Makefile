@@ -83,10 +83,11 @@ $(BOOK_STAMP): $(ENV_STAMP) $(BOOK_SOURCES)
 # their 15 slowest tests.
 PYTEST_FLAGS := --durations=15
 # `make test` spreads the test files over workers (pytest-xdist; a file stays on one worker, so its module and
-# session fixtures, a notebook's cells and a browser module's pages run together, in order): one per core, at most 4.
+# session fixtures, a notebook's cells and a browser module's pages run together, in order). Four workers even on
+# 2 cores: the suite waits on browsers, kernels and ranks much of the time (2 workers kept 2 cores about 55 % busy).
 # PYTEST_WORKERS=0 runs it in one process.
-PYTEST_WORKERS ?= auto
-XDIST_FLAGS := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile)
+PYTEST_WORKERS ?= 4
+XDIST_FLAGS := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 
 lint: env
 	$(BIN)/ruff check .
