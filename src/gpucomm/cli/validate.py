@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     for r in shown:
         cells = dict(case=r.case_id, group=r.group, what=r.label, measured=_value(r.measured, r.metric),
                      model=_value(r.predicted, r.metric), error=_percent(r.error), **{"in-sample": _percent(r.fit_error)},
-                     algorithm=r.algorithm, note=("fitted here; " if r.in_sample else "") + r.why)
+                     algorithm=r.algorithm, note=("in-sample, not held out: " if r.in_sample else "") + r.why)
         rows.append([cells[c] for c in columns])
     hidden = len(results) - len(shown)
     note = (f"{hidden} sizes of the full sweeps ({', '.join(s.sweep_id for s in SWEEPS)}) are counted in the summary; "
