@@ -40,11 +40,14 @@ from gpucomm.viz.calculators.inputs import (
 from gpucomm.viz.calculators.mesh import MeshInputs, mesh_curves, mesh_explorer_figure
 from gpucomm.viz.calculators.tp_inference import (
     BATCHES,
+    LIVE_BAR,
     NVIDIA_BLOG_TABLE3,
     TPInputs,
     tp_explorer_figure,
+    tp_figure,
     tp_request,
     tp_speedup,
+    tp_update,
 )
 from gpucomm.viz.calculators.training import TrainingInputs, step_compute_s, training_explorer_figure
 from gpucomm.viz.widgets.calculators import (
@@ -184,10 +187,25 @@ def test_tp_widget_traces_equal_the_model():
     per_gpu = [tp_request("llama-3-70b", gpu="h200_sxm", tp_size=2, interconnect="nvlink4:mesh8", batch=b)
                .tokens_per_s_per_gpu for b in BATCHES]
     assert list(fig.data[6].y) == pytest.approx(per_gpu)
-    assert fig.data[-1].visible is True  # NVIDIA's Table 3 applies to this setting
+    assert list(fig.data[-1].y) == list(NVIDIA_BLOG_TABLE3["nvlink4:switch"])  # Table 3 applies to this setting
+    assert "P2P mesh of 8" in fig.layout.title.text  # the interconnect is named in the title
     box.controls["tp_size"].value = 4
-    assert fig.data[-1].visible is False
+    assert set(fig.data[-1].y) == {None} and fig.data[-1].visible is not False  # no points, the trace stays
     assert "tok/s per user" in box.status.value
+
+
+def test_tp_live_updates_only_move_data():
+    """One interconnect (the live modes): no input changes a trace's name, visibility or the bar category, so that
+    the book draws every live update by its fast path; the interconnect is named in the title."""
+    names = [t.name for t in tp_figure(TPInputs()).data]
+    for inputs in (TPInputs(), TPInputs(tp_size=4), TPInputs(interconnect="nvlink4:mesh8"),
+                   TPInputs(interconnect="pcie4:no-p2p", tp_size=8, batch=32)):
+        update = tp_update(inputs)
+        assert set(update.data) <= {"x", "y", "text"} and set(update.layout) == {"title.text"}
+        assert [update.data["x"][i] for i in range(4)] == [[LIVE_BAR]] * 4
+        assert [t.name for t in tp_figure(inputs).data] == names
+        label = get_interconnect(inputs.interconnect).label.replace(" (via host memory)", "")
+        assert label in update.layout["title.text"]
 
 
 @pytest.mark.parametrize("control,value,words", [("tp_size", 3, "does not divide"), ("batch", 0, "batch 0"),

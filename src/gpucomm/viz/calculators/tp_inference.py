@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # plotly is imported where a figure is built: the book's live
     import plotly.graph_objects as go
 
 __all__ = ["TPInputs", "CONTROL_ROWS", "tp_request", "tp_degrees", "tp_figure", "tp_update", "tp_explorer_figure",
-           "NVIDIA_BLOG_TABLE3", "BATCHES", "EXPLORER_INTERCONNECTS", "table3_rows"]
+           "NVIDIA_BLOG_TABLE3", "BATCHES", "EXPLORER_INTERCONNECTS", "LIVE_BAR", "table3_rows"]
 
 NVIDIA_BLOG_TABLE3 = {
     "batch": tuple(NVIDIA_BLOG_TP2_THROUGHPUT),
@@ -183,12 +183,25 @@ def _bar_label(interconnect: str) -> str:
     return label
 
 
+LIVE_BAR = "per layer"
+"""The one bar category of each bar panel of the single-interconnect figure (live modes): the same for every
+interconnect, which the title names, so that no update renames a category."""
+
+
 def _trace_names(interconnects: tuple[str, ...]) -> list[str]:
-    """Names of the traces of :func:`tp_figure`, in order (legend and hover)."""
+    """Names of the traces of :func:`tp_figure`, in order (legend and hover).
+
+    Several interconnects (the static explorer): the model's lines are named by their interconnect. One (the live
+    modes): named by what they show, the same for every input, so that an update changes no name (the title names the
+    interconnect): a live update then only moves data, which the book draws without plotly's full redraw.
+    """
     names = ["compute", "all_reduce"] * 2
-    for k in interconnects:
-        label = _bar_label(k)
-        names += [label, f"{label} (prefill)", f"{label} (tokens/s)"]
+    if len(interconnects) == 1:
+        names += ["decode speed-up (model)", "prefill speed-up (model)", "output tok/s per GPU (model)"]
+    else:
+        for k in interconnects:
+            label = _bar_label(k)
+            names += [label, f"{label} (prefill)", f"{label} (tokens/s)"]
     return names + ["ideal (linear) speed-up"] + [f"NVIDIA Table 3, H200 TP=2, {get_interconnect(k).label}"
                                                    for k in ("nvlink4:mesh8", "nvlink4:switch")]
 
@@ -214,7 +227,9 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
     plotly.graph_objects.Figure
         Traces: [0, 1] prefill compute and communication bars, [2, 3] decode bars (one bar per
         interconnect); per interconnect three lines (decode speed-up, prefill speed-up, tokens/s per GPU
-        vs batch); the ideal speed-up; NVIDIA's Table 3 points (P2P mesh, NVSwitch).
+        vs batch); the ideal speed-up; NVIDIA's Table 3 points (P2P mesh, NVSwitch). With one interconnect
+        (the live modes) no input changes a trace's name, visibility or the bar category: the title names the
+        interconnect, and NVIDIA's points are empty (``None``) outside the setting they were published for.
 
     Raises
     ------
@@ -226,7 +241,8 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
 
     inputs = check_inputs(inputs or TPInputs())
     interconnects = tuple(interconnects or (inputs.interconnect,))
-    labels = [_bar_label(k) for k in interconnects]
+    single = len(interconnects) == 1
+    labels = [LIVE_BAR] if single else [_bar_label(k) for k in interconnects]
     fig = make_subplots(rows=2, cols=2, vertical_spacing=0.2, horizontal_spacing=0.14,
                         subplot_titles=("prefill: time per layer", "decode: time per layer (one step)",
                                         "speed-up vs TP degree (over 1 GPU)", "output tokens/s per GPU vs batch"))
@@ -235,14 +251,16 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
         for part, color in (("compute", "#7f7f7f"), ("all_reduce", "#d62728")):
             fig.add_trace(go.Bar(x=labels, y=[0.0] * len(labels), name=next(names), legendgroup=part,
                                  showlegend=col == 1, marker_color=color, textposition="inside",
-                                 hovertemplate=f"{phase} {part}: %{{y:.3g}} {unit} per layer<extra>%{{x}}</extra>"),
+                                 hovertemplate=f"{phase} {part}: %{{y:.3g}} {unit} per layer"
+                                               + ("<extra></extra>" if single else "<extra>%{x}</extra>")),
                           row=1, col=col)
-    # The interconnect's name is in each trace's name (hover: %{fullData.name}): the live modes rename them.
+    # Several interconnects: each one's name is in its traces' names (hover: %{fullData.name}). One: the title names
+    # it and the names stay (_trace_names), as do the legend and the bar category: a live update only moves data.
     for label, color in zip(labels, _colors(len(labels))):
         fig.add_trace(go.Scatter(x=[], y=[], name=next(names), legendgroup=label, mode="lines+markers",
                                  line=dict(color=color),
                                  hovertemplate="TP=%{x}: decode %{y:.2f}x<extra>%{fullData.name}</extra>"), row=2, col=1)
-        fig.add_trace(go.Scatter(x=[], y=[], name=next(names), legendgroup=label, showlegend=False,
+        fig.add_trace(go.Scatter(x=[], y=[], name=next(names), legendgroup=label, showlegend=single,
                                  mode="lines+markers", line=dict(color=color, dash="dash"),
                                  hovertemplate="TP=%{x}: prefill %{y:.2f}x<extra>%{fullData.name}</extra>"), row=2, col=1)
         fig.add_trace(go.Scatter(x=list(BATCHES), y=[], name=next(names), legendgroup=label, showlegend=False,
@@ -250,12 +268,15 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
                                  hovertemplate="batch %{x}: %{y:.3g} tok/s/GPU<extra>%{fullData.name}</extra>"), row=2, col=2)
     fig.add_trace(go.Scatter(x=[], y=[], name=next(names), mode="lines",
                              line=dict(color="#999", dash="dot"), hoverinfo="skip"), row=2, col=1)
-    for symbol in ("x", "diamond"):  # NVIDIA's Table 3: P2P mesh, NVSwitch
+    for symbol in ("x", "diamond"):  # NVIDIA's Table 3: P2P mesh, NVSwitch (live: no points outside its setting)
         fig.add_trace(go.Scatter(x=[], y=[], mode="markers", name=next(names),
                                  marker=dict(symbol=symbol, size=10, color="black"),
-                                 hovertemplate="batch %{x}: %{y} tok/s/GPU (NVIDIA)<extra></extra>"), row=2, col=2)
+                                 hovertemplate="batch %{x}: %{y} tok/s/GPU<extra>%{fullData.name}</extra>"),
+                      row=2, col=2)
     fig.update_layout(barmode="stack", template="plotly_white", height=860, margin=dict(t=110, b=60),
                       legend=dict(orientation="h", y=-0.1, yanchor="top"), title=dict(text="", y=0.98, yanchor="top"))
+    if single:  # the one bar's category says nothing the title and the axis titles do not
+        fig.update_xaxes(showticklabels=False, row=1)
     fig.update_yaxes(title_text="ms per layer", row=1, col=1)
     fig.update_yaxes(title_text="us per layer", row=1, col=2)
     fig.update_xaxes(title_text="TP degree", type="log", dtick=0.30103, row=2, col=1)
@@ -295,15 +316,17 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
         ys += [decode, prefill, throughput]
         texts += [None, None, None]
         ideal = max(ideal, degrees, key=len)
+    single = len(interconnects) == 1
+    # live (one interconnect): the published points only where they apply, as points of no value elsewhere (the trace
+    # and its legend entry stay, so that the update only moves data)
+    published = not single or _is_table3_setting(inputs)
     xs += [ideal, list(NVIDIA_BLOG_TABLE3["batch"]), list(NVIDIA_BLOG_TABLE3["batch"])]
-    ys += [[float(t) for t in ideal], list(NVIDIA_BLOG_TABLE3["nvlink4:mesh8"]), list(NVIDIA_BLOG_TABLE3["nvlink4:switch"])]
+    ys += [[float(t) for t in ideal]] + [list(NVIDIA_BLOG_TABLE3[k]) if published else [None] * len(NVIDIA_BLOG_TABLE3[k])
+                                         for k in ("nvlink4:mesh8", "nvlink4:switch")]
     texts += [None, None, None]
     n = len(ys)
-    data = {"y": ys, "x": [x if x is not None else [_bar_label(k) for k in interconnects] for x in xs],
-            "text": texts}
-    if len(interconnects) == 1:  # live: the published points only where they apply; the interconnect's name
-        data["visible"] = [True] * (n - 2) + [_is_table3_setting(inputs)] * 2
-        data["name"] = _trace_names(interconnects)
+    bar_x = [LIVE_BAR] if single else [_bar_label(k) for k in interconnects]
+    data = {"y": ys, "x": [x if x is not None else bar_x for x in xs], "text": texts}
     r = requests[0]
     fit = "fits" if r.decode.fits_memory else "does NOT fit"
     summary = (f"{get_model(inputs.model).name}, TP={inputs.tp_size} on {get_interconnect(interconnects[0]).label}: "
@@ -318,7 +341,9 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
                f"weights + KV cache {r.decode.mem_bytes_per_gpu / 1e9:.0f} GB per GPU ({fit} in memory)")
     from gpucomm.model.hardware import get_gpu
 
-    title = (f"{get_model(inputs.model).key}, TP={inputs.tp_size} x {get_gpu(inputs.gpu).name}<br>"
+    # one interconnect: named here (the summary names it in full), not by the bar category or the trace names
+    over = f" over {get_interconnect(interconnects[0]).label.replace(' (via host memory)', '')}" if single else ""
+    title = (f"{get_model(inputs.model).key}, TP={inputs.tp_size} x {get_gpu(inputs.gpu).name}{over}<br>"
              f"<sup>batch {inputs.batch}, prompt {inputs.prompt_len} + output {inputs.output_len} tokens, "
              f"{inputs.dtype} (model)</sup>")
     return FigureUpdate(data, tuple(range(n)), {"title.text": title}, summary)
