@@ -36,7 +36,26 @@
   const AFTERPLOT_QUIET_MS = 60;
   async function relayoutAlone(gd, update) {
     await nextTask();
-    return window.Plotly.relayout(gd, update);
+    const changed = changedOnly(gd, update);
+    if (!Object.keys(changed).length) return gd;  // already laid out so: no redraw
+    return window.Plotly.relayout(gd, changed);
+  }
+
+  // The keys of a relayout whose value differs from the figure's (the value given, else the one plotly uses): a
+  // relayout redraws the figure even where it changes nothing (up to a few hundred ms), so an update that
+  // the figure already has is left out. An object value (a title) counts as changed if any of its leaves does.
+  const valueAt = (obj, path) => path.replace(/\[(\d+)\]/g, ".$1").split(".").reduce((o, k) => o == null ? undefined : o[k], obj);
+  const sameValue = (a, b) => typeof a === "number" && typeof b === "number"
+    ? Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b)) : JSON.stringify(a) === JSON.stringify(b);
+  function hasValue(gd, path, value) {
+    if (value && typeof value === "object" && !Array.isArray(value))
+      return Object.entries(value).every(([k, v]) => hasValue(gd, `${path}.${k}`, v));
+    const given = valueAt(gd.layout, path);
+    return sameValue(given === undefined ? valueAt(gd._fullLayout, path) : given, value);
+  }
+  function changedOnly(gd, update) {
+    if (!gd.layout || !gd._fullLayout) return update;
+    return Object.fromEntries(Object.entries(update).filter(([k, v]) => !hasValue(gd, k, v)));
   }
 
   // --- tables -----------------------------------------------------------------------------------------
