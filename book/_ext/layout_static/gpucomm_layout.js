@@ -592,8 +592,7 @@
       if (!/^[xy]axis\d*$/.test(k) || ax.type !== "log" || !ax.range) continue;
       const mine = (gd._gcLogTicks || {})[k];
       const range = ax.range.map(r => +r.toFixed(3)).join();
-      // ticks the builder chose (tick values, or a step such as TP degrees' powers of 2), or ours still right
-      if (mine ? mine === range : ax.tickmode === "array" || (ax._input && ax._input.dtick != null)) continue;
+      if (mine ? mine === range : ax.tickmode === "array") continue;  // ticks of the builder's, or ours still right
       const majors = (ax._vals || []).filter(v => v.text && Math.abs(v.x - Math.round(v.x)) < 1e-9).length;
       if (!mine && majors >= 2) continue;
       const [lo, hi] = ax.range[0] < ax.range[1] ? ax.range : [ax.range[1], ax.range[0]];
