@@ -279,7 +279,7 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
         fig.update_xaxes(showticklabels=False, row=1)
     fig.update_yaxes(title_text="ms per layer", row=1, col=1)
     fig.update_yaxes(title_text="us per layer", row=1, col=2)
-    fig.update_xaxes(title_text="TP degree", type="log", dtick=0.30103, row=2, col=1)
+    fig.update_xaxes(title_text="TP degree", type="log", tickvals=[1, 2, 4, 8], row=2, col=1)  # every degree tp_degrees offers
     fig.update_yaxes(title_text="speed-up (x)", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="batch (sequences)", type="log", tickvals=list(BATCHES), row=2, col=2)
     fig.update_yaxes(title_text="output tok/s per GPU", rangemode="tozero", row=2, col=2)
