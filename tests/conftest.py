@@ -104,6 +104,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("procs") is None and _item_starts_processes(item):
             item.add_marker(pytest.mark.procs)
+    items[:] = _heaviest_files_first(items)
+
+
+def _heaviest_files_first(items: list) -> list:
+    """The items, whole files moved ahead by how long they are likely to run: the labs (notebooks that measure with
+    real ranks), then files with a ``procs`` or ``slow`` test, then the rest; each file's items keep their order.
+
+    Why: ``make test`` hands files to its workers in this order (``--dist loadfile``), and the labs came last
+    (collected after ``tests``), so the run ended on one worker still running them while the others sat idle.
+    """
+    rank: dict = {}
+    for item in items:
+        heavy = 0 if "labs" in item.path.parts and item.path.suffix == ".ipynb" else (
+            1 if item.get_closest_marker("procs") or item.get_closest_marker("slow") else 2)
+        rank[item.path] = min(rank.get(item.path, 2), heavy)
+    return sorted(items, key=lambda item: rank[item.path])
 
 
 class _ProcessStarted(BaseException):
