@@ -85,7 +85,7 @@ PYTEST_FLAGS := --durations=15
 # `make test` spreads the test files over workers (pytest-xdist; a file stays on one worker, so its module and
 # session fixtures, a notebook's cells and a browser module's pages run together, in order). Three workers even on
 # 2 cores: the suite waits on browsers, kernels and ranks much of the time. On the 2-core VM, book built, quiet:
-# 2 workers 483 s of pytest, 4 workers 358 s (the cores oversubscribed), 3 workers 323 s.
+# 4 workers 358 s of pytest (the cores oversubscribed: load 5-7), 3 workers 323 s (2 workers, earlier code: 483 s).
 # PYTEST_WORKERS=0 runs it in one process.
 PYTEST_WORKERS ?= 3
 XDIST_FLAGS := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)

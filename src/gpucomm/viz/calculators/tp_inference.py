@@ -119,7 +119,20 @@ def tp_request(model: str, *, gpu: str, tp_size: int, interconnect: str, batch: 
                               dtype=dtype)
 
 
-def tp_degrees(model: str, interconnect: str, limit: int = 8) -> list[int]:
+MAX_TP_DEGREE = 8
+"""The largest TP degree the calculator offers: one 8-GPU node."""
+
+
+def _tp_degree_ticks() -> list[int]:
+    """Every degree :func:`tp_degrees` can offer (powers of 2 up to :data:`MAX_TP_DEGREE`), the TP axis's ticks.
+
+    >>> _tp_degree_ticks()
+    [1, 2, 4, 8]
+    """
+    return [1 << i for i in range(MAX_TP_DEGREE.bit_length())]
+
+
+def tp_degrees(model: str, interconnect: str, limit: int = MAX_TP_DEGREE) -> list[int]:
     """TP degrees up to ``limit`` that divide the model's attention heads and fit the interconnect's mesh.
 
     Examples
@@ -279,7 +292,7 @@ def tp_figure(inputs: TPInputs | None = None, interconnects: tuple[str, ...] | N
         fig.update_xaxes(showticklabels=False, row=1)
     fig.update_yaxes(title_text="ms per layer", row=1, col=1)
     fig.update_yaxes(title_text="us per layer", row=1, col=2)
-    fig.update_xaxes(title_text="TP degree", type="log", tickvals=[1, 2, 4, 8], row=2, col=1)  # every degree tp_degrees offers
+    fig.update_xaxes(title_text="TP degree", type="log", tickvals=_tp_degree_ticks(), row=2, col=1)
     fig.update_yaxes(title_text="speed-up (x)", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="batch (sequences)", type="log", tickvals=list(BATCHES), row=2, col=2)
     fig.update_yaxes(title_text="output tok/s per GPU", rangemode="tozero", row=2, col=2)
