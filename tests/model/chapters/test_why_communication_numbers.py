@@ -1,0 +1,64 @@
+"""``gpucomm.model.chapters.why_communication``: every number the page glues, and its words follow the model."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpucomm.model import claims
+from gpucomm.model.chapters import why_communication
+from gpucomm.model.hardware import calibration as cal
+
+PAGE = Path(__file__).resolve().parents[3] / "book" / "why_communication.md"
+REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
+ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
+
+
+def clear_model_caches() -> None:
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("gpucomm.model"):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+@pytest.fixture
+def fresh_model():
+    clear_model_caches()
+    yield
+    clear_model_caches()
+
+
+def test_numbers_give_every_key_the_page_reads():
+    text = PAGE.read_text(encoding="utf-8")
+    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+    values = why_communication.numbers()
+    assert refs <= set(values), sorted(refs - set(values))
+    for key, value in values.items():
+        if isinstance(value, (int, float)):
+            assert math.isfinite(value) and value > 0, (key, value)
+
+
+def test_the_word_agrees_with_the_speedup():
+    values = why_communication.numbers()
+    assert values["sp_pre_nop2p_word"] == ("slower than one GPU" if values["sp_pre_nop2p"] < 1
+                                           else "still faster than one GPU")
+    assert values["gap_pcie5"] == pytest.approx(values["grow_compute"] / values["grow_pcie5"])
+
+
+def test_efficient_staging_flips_the_word_and_stops_quiz_4(monkeypatch, fresh_model):
+    """Host staging 8x as efficient: TP=8 prefill without P2P beats one GPU, the word follows and quiz 4's claim stops."""
+    monkeypatch.setitem(vars(cal), "HOST_STAGED_EFFICIENCY",
+                        dataclasses.replace(cal.HOST_STAGED_EFFICIENCY, value=cal.HOST_STAGED_EFFICIENCY.value * 8))
+    clear_model_caches()
+    with pytest.raises(claims.ClaimError, match="quiz 4"):
+        why_communication.numbers()
+    broken: list = []
+    monkeypatch.setattr(claims, "require", lambda ok, claim: None if ok else broken.append(claim))
+    values = why_communication.numbers()
+    assert values["sp_pre_nop2p"] > 1 and values["sp_pre_nop2p_word"] == "still faster than one GPU"
