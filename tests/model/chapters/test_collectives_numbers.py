@@ -1,0 +1,65 @@
+"""``gpucomm.model.chapters.collectives``: every number ``book/collectives.md`` glues, and its claims follow the model."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from gpucomm.model import claims
+from gpucomm.model import nccl_tuner as nt
+from gpucomm.model.chapters import collectives
+
+PAGE = Path(__file__).resolve().parents[3] / "book" / "collectives.md"
+REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
+ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
+
+
+def clear_model_caches() -> None:
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("gpucomm.model"):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+@pytest.fixture
+def fresh_model():
+    clear_model_caches()
+    yield
+    clear_model_caches()
+
+
+def test_numbers_give_every_key_the_page_reads():
+    text = PAGE.read_text(encoding="utf-8")
+    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+    values = collectives.numbers()
+    assert refs <= set(values), sorted(refs - set(values))
+    for key, value in values.items():
+        if isinstance(value, (int, float)):
+            assert math.isfinite(value) and value >= 0, (key, value)
+
+
+def test_tables_and_words_agree_with_the_numbers():
+    values = collectives.numbers()
+    assert values["protocol_names"] == "LL, LL128, Simple" and values["num_protocols"] == 3
+    assert "LL128 from" in values["ring_protocols"]
+    assert {r["algorithm"] for r in collectives.algorithm_rows()} >= {"ring", "tree", "one_shot", "nvls"}
+    assert (values["model_nvls_from"] == "2 MiB") == (values["nvls_switch_same"] == "at the same size as")
+    rows = collectives.sweep_rows()
+    assert max(abs(float(r["error"].split()[0])) for r in rows) <= values["sweep_max_err_pct"] + 0.5
+    assert values["m13_busbw"] > values["nv4_dir"] > values["r13_busbw"]  # NVLS's busbw above the line, a ring's below
+
+
+def test_cheap_nvls_latency_stops_the_small_message_ranking(monkeypatch, fresh_model):
+    """NVLS's 25 us NVLink latency set to 0: it is no longer the slowest algorithm at 64 KiB, and the page stops."""
+    collectives.numbers()
+    nvlink = dict(nt.HW_LATENCY_US["nvlink"], nvls=(0.0, 0.0, 0.0))
+    monkeypatch.setattr(nt, "HW_LATENCY_US", MappingProxyType(dict(nt.HW_LATENCY_US, nvlink=MappingProxyType(nvlink))))
+    clear_model_caches()
+    with pytest.raises(claims.ClaimError, match="NVLS the slowest"):
+        collectives.numbers()
