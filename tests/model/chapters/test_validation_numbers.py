@@ -1,0 +1,78 @@
+"""``gpucomm.model.chapters.validation``: every number ``book/validation.md`` glues, and its claims follow the model."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpucomm.model import claims
+from gpucomm.model.chapters import validation
+from gpucomm.model.hardware import calibration as cal
+from gpucomm.model.validation import accuracy, validate
+
+PAGE = Path(__file__).resolve().parents[3] / "book" / "validation.md"
+REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
+ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
+
+
+def clear_model_caches() -> None:
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("gpucomm.model"):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+@pytest.fixture
+def fresh_model():
+    clear_model_caches()
+    yield
+    clear_model_caches()
+
+
+@pytest.fixture(scope="module")
+def results():
+    return validate()
+
+
+def test_numbers_give_every_key_the_page_reads(results):
+    text = PAGE.read_text(encoding="utf-8")
+    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+    values = validation.numbers(results)
+    assert refs <= set(values), sorted(refs - set(values))
+    for key, value in values.items():
+        if isinstance(value, (int, float)):
+            assert math.isfinite(value), (key, value)
+
+
+def test_headline_is_what_gpucomm_validate_prints(results):
+    """The page's headline is accuracy()'s first row, held out (leave-one-sweep-out), not the in-sample figure."""
+    values = validation.numbers(results)
+    overall = accuracy(results)[0]
+    assert values["acc_median_pct"] == pytest.approx(100 * overall.median_abs_error)
+    assert values["acc_fit_median_pct"] == pytest.approx(100 * overall.in_sample_median_abs_error)
+    assert "leave-one-sweep-out" in values["acc_how"]
+    rows = validation.accuracy_rows(results)
+    assert rows[0]["median error, held out"] == f"{100 * overall.median_abs_error:.1f} %"
+
+
+def test_tables_cover_every_case_and_parameter(results):
+    cases = validation.case_rows(results)
+    assert {r["case"] for r in cases} >= set(validation.GLUED_CASES)
+    assert [r for r in cases if r["note"].startswith("in sample")] == [r for r in cases if r["case"] == "C08s"]
+    assert len(validation.parameter_rows()) == len(cal.all_parameters())
+
+
+def test_a_recalibration_not_committed_stops_the_headline(monkeypatch, fresh_model):
+    """A fixed (not fitted) parameter changed by half: the accuracy no longer matches the committed calibration file,
+    so the page's headline would quote a stale figure, and the build stops."""
+    table = cal.LAUNCH_S
+    monkeypatch.setitem(table, "eager", dataclasses.replace(table["eager"], value=table["eager"].value * 3))
+    clear_model_caches()
+    with pytest.raises(claims.ClaimError, match="committed leave-one-sweep-out figure"):
+        validation.numbers()
