@@ -1,0 +1,47 @@
+"""``gpucomm.model.chapters.ep_below_nccl``: every number the page glues, and its words follow the model."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from gpucomm.model import claims
+from gpucomm.model.chapters import ep_below_nccl
+
+PAGE = Path(__file__).resolve().parents[3] / "book" / "ep_below_nccl.md"
+REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
+ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
+
+
+def test_numbers_give_every_key_the_page_reads():
+    text = PAGE.read_text(encoding="utf-8")
+    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+    values = ep_below_nccl.numbers()
+    assert refs <= set(values), sorted(refs - set(values))
+    for key, value in values.items():
+        if isinstance(value, (int, float)):
+            assert math.isfinite(value) and value > 0, (key, value)
+
+
+def test_words_agree_with_the_latency_shares():
+    values = ep_below_nccl.numbers()
+    for tag in ("dec", "pre"):
+        assert values[f"{tag}_bound"] == ("mostly latency" if values[f"{tag}_lat_pct"] > 50 else "mostly transfer")
+    assert values["dec_tokens"] < values["cross_tokens"] < values["pre_tokens"]
+    assert values["slots_ratio"] == pytest.approx(values["experts"] / values["topk"])
+
+
+def test_a_slower_nic_stops_the_decode_claim(monkeypatch):
+    """A NIC at a fifth of its rate: DeepEP's normal kernels would put more on the network than one NIC carries."""
+    real = ep_below_nccl.get_network
+
+    def slow(key):
+        nic = real(key)
+        return type(nic)(**{**vars(nic), "bw_bytes_per_s": nic.bw_bytes_per_s / 5}) if key == "ib_ndr" else nic
+
+    monkeypatch.setattr(ep_below_nccl, "get_network", slow)
+    with pytest.raises(claims.ClaimError, match="close to, and below, one NIC's rate"):
+        ep_below_nccl.numbers()
