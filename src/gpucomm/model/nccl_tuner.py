@@ -71,6 +71,37 @@ ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_t
 """NCCL's algorithms, in ``NCCL_ALGO_*`` order (``src/include/plugin/nccl_tuner.h:28-34``)."""
 PROTOCOLS = ("LL", "LL128", "Simple")
 """NCCL's protocols, in ``NCCL_PROTO_*`` order (``src/include/plugin/nccl_tuner.h:38-40``)."""
+ALGORITHM_NAMES = {"tree": "Tree", "ring": "Ring", "collnet_direct": "CollNetDirect", "collnet_chain": "CollNetChain",
+                   "nvls": "NVLS", "nvls_tree": "NVLSTree", "pat": "PAT"}
+"""How NCCL prints each algorithm, and how ``NCCL_ALGO`` spells it (``ncclAlgoStr``, ``src/enqueue.cc``)."""
+
+
+def pair_name(algorithm: str, protocol: str) -> str:
+    """An (algorithm, protocol) pair as NCCL's logs print it, e.g. ``pair_name("nvls_tree", "Simple")`` is ``"NVLSTree/Simple"``.
+
+    Parameters
+    ----------
+    algorithm : str
+        One of :data:`ALGORITHMS`.
+    protocol : str
+        One of :data:`PROTOCOLS`.
+
+    Returns
+    -------
+    str
+        ``"<NCCL's algorithm name>/<protocol>"`` (:data:`ALGORITHM_NAMES`).
+
+    Raises
+    ------
+    KeyError
+        For an algorithm NCCL does not have (the alpha-beta algorithms have no NCCL name).
+
+    Examples
+    --------
+    >>> pair_name("ring", "LL128")
+    'Ring/LL128'
+    """
+    return f"{ALGORITHM_NAMES[algorithm]}/{protocol}"
 COLLECTIVES = ("broadcast", "reduce", "all_gather", "reduce_scatter", "all_reduce")
 """The collectives the tuner models, in ``ncclFunc_t`` order (``src/include/nccl_common.h:74-78``)."""
 HARDWARE = ("nvlink", "pci", "net")

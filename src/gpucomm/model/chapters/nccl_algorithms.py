@@ -21,9 +21,7 @@ KIB, MIB, GIB = 2**10, 2**20, 2**30
 NUM_RANKS = 8
 SIZES = (8 * KIB, MIB, 64 * MIB)
 """The three all_reduce sizes of the page's table: decode-sized, mid-sized, training-sized."""
-NCCL_NAMES = {"ring": "Ring", "tree": "Tree", "collnet_direct": "CollNetDirect", "collnet_chain": "CollNetChain",
-              "nvls": "NVLS", "nvls_tree": "NVLSTree", "pat": "PAT"}
-"""How NCCL prints each algorithm (``ncclAlgoStr``, ``src/enqueue.cc``)."""
+NCCL_NAMES = nt.ALGORITHM_NAMES
 OLD_RELEASE = "2.16.5"
 """A release before NVLS (2.17)."""
 

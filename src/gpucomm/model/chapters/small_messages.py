@@ -25,9 +25,7 @@ KIB, MIB, GIB = 2**10, 2**20, 2**30
 NUM_RANKS, FABRIC = 8, "nvlink4"
 """8x H100 behind an NVSwitch: every example of the page."""
 MODEL = "llama-3-70b"
-NCCL_NAMES = {"ring": "Ring", "tree": "Tree", "nvls": "NVLS", "nvls_tree": "NVLSTree", "pat": "PAT",
-              "collnet_direct": "CollNetDirect", "collnet_chain": "CollNetChain"}
-"""How NCCL prints each algorithm (``ncclAlgoStr``, ``src/enqueue.cc``)."""
+NCCL_NAMES = nt.ALGORITHM_NAMES
 VLLM_ONE_SHOT_MAX_BYTES_8 = 256 * KIB
 """vLLM runs one-shot below 256 KiB on up to 8 GPUs with full NVLink, two-shot above (``custom_all_reduce.py``)."""
 VLLM_MAX_BYTES = 8 * MIB

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from gpucomm import GpucommError
+from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.collectives import busbw_factor, check_collective
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.fabric import Fabric, as_fabric
@@ -29,9 +30,8 @@ from gpucomm.viz.figures._layout import color, sig, top_title
 
 __all__ = ["ALGORITHM_LABELS", "PROTOCOL_DASH", "SMALL_MESSAGE_SERIES", "tuner_choice_figure", "small_message_figure"]
 
-ALGORITHM_LABELS = {"ring": "Ring", "tree": "Tree", "collnet_direct": "CollNetDirect", "collnet_chain": "CollNetChain",
-                    "nvls": "NVLS", "nvls_tree": "NVLSTree", "pat": "PAT"}
-"""How NCCL prints each algorithm (``ncclAlgoStr``, ``src/enqueue.cc``): the legend's names."""
+ALGORITHM_LABELS = nt.ALGORITHM_NAMES
+"""How NCCL prints each algorithm (:data:`gpucomm.model.nccl_tuner.ALGORITHM_NAMES`): the legend's names."""
 
 PROTOCOL_DASH = {"LL": "dot", "LL128": "dash", "Simple": "solid"}
 """Line style per protocol: one colour per algorithm, one dash per protocol."""
