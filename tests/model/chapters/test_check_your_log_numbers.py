@@ -1,0 +1,55 @@
+"""``gpucomm.model.chapters.check_your_log``: every number ``book/check_your_log.md`` glues, and its claims hold."""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from gpucomm.measure.logs.nccl_info import bundled_info_log_text
+from gpucomm.measure.logs.nccl_tests import bundled_log_text
+from gpucomm.model import claims
+from gpucomm.model.chapters import check_your_log
+from gpucomm.viz.calculators.log_check import check_log
+
+PAGE = Path(__file__).resolve().parents[3] / "book" / "check_your_log.md"
+REF = re.compile(r"\{glue(?::[a-z]*)?\}`([^`:]+)(?::[^`]*)?`")
+ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
+
+
+@pytest.fixture(scope="module")
+def checked():
+    example = check_log(bundled_log_text("C04"), system="dgx_a100")["nccl_tests"]
+    info = check_log(bundled_info_log_text("nccl_892"))["nccl_info"]
+    return example, info
+
+
+def test_numbers_give_every_key_the_page_reads(checked):
+    text = PAGE.read_text(encoding="utf-8")
+    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+    assert refs, "the page glues its example's numbers"
+    values = check_your_log.numbers(*checked)
+    assert refs <= set(values), sorted(refs - set(values))
+    for key, value in values.items():
+        if isinstance(value, (int, float)):
+            assert math.isfinite(value), (key, value)
+
+
+def test_the_ratio_is_measured_over_model(checked):
+    example, _ = checked
+    values = check_your_log.numbers(*checked)
+    run = example["runs"][0]
+    assert values["example_ratio"] == pytest.approx(run["records"][-1]["busbw_bytes_per_s"]
+                                                    / run["model"]["busbw_bytes_per_s"][-1])
+    assert values["example_size"] == 8
+
+
+def test_an_info_log_without_findings_stops_the_claim(checked):
+    example, info = checked
+    quiet = copy.deepcopy(info)
+    quiet["findings"] = []
+    with pytest.raises(claims.ClaimError, match="findings are listed"):
+        check_your_log.numbers(example, quiet)
