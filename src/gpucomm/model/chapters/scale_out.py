@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpucomm.model import claims
+from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import NETWORKS, SYSTEMS, get_link, get_network, get_system
@@ -29,9 +30,7 @@ NDR2 = make_fabric("nvlink4", num_nodes=2, network="ib_ndr")
 A3_MEGA = make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g", nics_per_node=8)
 """Two GCP A3 Mega nodes: 8 H100 each, 8 NICs of 200 Gb/s over GPUDirect-TCPXO."""
 
-_NCCL_NAMES = {"ring": "Ring", "tree": "Tree", "collnet_direct": "CollNetDirect", "collnet_chain": "CollNetChain",
-               "nvls": "NVLS", "nvls_tree": "NVLSTree", "pat": "PAT"}
-"""How NCCL prints each algorithm (``ncclAlgoStr``, ``src/enqueue.cc``)."""
+_NCCL_NAMES = nt.ALGORITHM_NAMES
 
 _PICK_NODES = (2, 8, 32)
 _PICK_SIZES = (64 * 2**10, 16 * _MIB, _GIB)
