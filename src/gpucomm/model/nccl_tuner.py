@@ -73,7 +73,8 @@ PROTOCOLS = ("LL", "LL128", "Simple")
 """NCCL's protocols, in ``NCCL_PROTO_*`` order (``src/include/plugin/nccl_tuner.h:38-40``)."""
 ALGORITHM_NAMES = {"tree": "Tree", "ring": "Ring", "collnet_direct": "CollNetDirect", "collnet_chain": "CollNetChain",
                    "nvls": "NVLS", "nvls_tree": "NVLSTree", "pat": "PAT"}
-"""How NCCL prints each algorithm, and how ``NCCL_ALGO`` spells it (``ncclAlgoStr``, ``src/enqueue.cc``)."""
+"""How NCCL prints each algorithm, and how ``NCCL_ALGO`` spells it (``ncclAlgoStr``, ``src/init.cc``), in
+``NCCL_ALGO_*`` order."""
 
 
 def pair_name(algorithm: str, protocol: str) -> str:

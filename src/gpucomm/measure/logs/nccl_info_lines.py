@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import re
 
+from gpucomm.model import nccl_tuner as nt
+
 __all__ = ["ALGORITHMS", "PROTOCOLS", "ALGORITHM_NAMES", "transport_of"]
 
-ALGORITHMS = ("Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT")
+ALGORITHMS = tuple(nt.ALGORITHM_NAMES.values())
 """NCCL's algorithm numbers 0-6 (``NCCL_ALGO_TREE`` ... ``NCCL_ALGO_PAT`` in ``src/include/device.h``,
 2.19-2.30; number 2 was plain ``CollNet`` before 2.14), the names of ``ncclAlgoStr`` in ``src/init.cc``."""
 
