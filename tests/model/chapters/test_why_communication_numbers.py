@@ -62,3 +62,16 @@ def test_efficient_staging_flips_the_word_and_stops_quiz_4(monkeypatch, fresh_mo
     monkeypatch.setattr(claims, "require", lambda ok, claim: None if ok else broken.append(claim))
     values = why_communication.numbers()
     assert values["sp_pre_nop2p"] > 1 and values["sp_pre_nop2p_word"] == "still faster than one GPU"
+
+
+def test_quiz_1_reads_the_fitted_pcie_share_and_needs_it_below_half():
+    """Quiz 1 explains its 'well over twice' with the fitted P2P share of the page's model."""
+    assert why_communication.numbers()["pcie_p2p_eff"] == pytest.approx(100 * cal.PCIE_P2P_EFFICIENCY.value)
+
+
+def test_efficient_pcie_p2p_stops_quiz_1(monkeypatch, fresh_model):
+    """With P2P at 90 % a ring takes about 2.3x the '64 GB/s' estimate, not 'well over twice': the claim stops."""
+    monkeypatch.setitem(vars(cal), "PCIE_P2P_EFFICIENCY", dataclasses.replace(cal.PCIE_P2P_EFFICIENCY, value=0.9))
+    clear_model_caches()
+    with pytest.raises(claims.ClaimError, match="quiz 1"):
+        why_communication.numbers()

@@ -62,6 +62,7 @@ def _growth() -> dict[str, object]:
         "nv1_dir": get_link("nvlink1").bw_bytes_per_s / 1e9, "nv5_dir": get_link("nvlink5").bw_bytes_per_s / 1e9,
         "nv5_over_pcie5_dir": link_ratio("nvlink5", "pcie5"),
         "eff_nv4": 100 * cal.RING_EFFICIENCY["nvlink4"].value,
+        "pcie_p2p_eff": 100 * cal.PCIE_P2P_EFFICIENCY.value,
         "bf_2": busbw_factor("all_reduce", 2), "bf_8": busbw_factor("all_reduce", 8),
     }
     for gen in (3, 4, 5, 6):
@@ -74,6 +75,9 @@ def _growth() -> dict[str, object]:
                gap_pcie5=g5["compute_over_pcie"], gap_nvlink=g5["compute_over_nvlink"])
     claims.require(g5["compute_over_pcie"] > 1 and g5["compute_over_nvlink"] > 1,
                    "compute outgrew PCIe, and even outgrew NVLink")
+    g4 = get_pcie_gen(4)
+    claims.require(g4.x16_bidir_marketing_bytes_per_s / (g4.x16_bytes_per_s * cal.PCIE_P2P_EFFICIENCY.value) > 2.5,
+                   "quiz 1: a ring all_reduce over PCIe 4.0 x16 takes well over twice what '64 GB/s' predicts")
     claims.require(hbm_over_nvlink("b200_hgx") > 2, "HBM is several times faster than NVLink 5.0 per direction")
     return out
 
@@ -148,7 +152,8 @@ def numbers() -> dict[str, object]:
         ``article_gap`` (what its figures give). Growth: ``p100_tflops``, ``b200_bf16_tflops``, ``b200_fp8_tflops``
         (TFLOP/s, dense), ``pcie{3..6}_dir`` and ``pcie{3..6}_bidir_after`` (x16, GB/s), ``nv1_dir``, ``nv5_dir``
         (GB/s per direction), ``grow_*`` and ``gap_*`` (factors), ``nv5_over_pcie5_dir``, ``b200_hbm_tb`` (TB/s),
-        ``b200_hbm_over_nv``, ``eff_nv4`` (%), ``bf_2``/``bf_8`` (all_reduce busbw factors). Balance: ``bal_nv_*``,
+        ``b200_hbm_over_nv``, ``eff_nv4``, ``pcie_p2p_eff`` (fitted ring efficiencies, %), ``bf_2``/``bf_8`` (all_reduce
+        busbw factors). Balance: ``bal_nv_*``,
         ``bal_pcie_*`` (FLOPs per byte of link), ``busy_nv_*``, ``busy_pcie_*`` (link time over compute time),
         ``int_tp2``/``int_tp8`` (FLOPs per byte sent), ``h100_tflops``, ``v100_tflops``, ``h100_nv_dir``. Amdahl:
         ``amdahl_p`` (%), ``amdahl_8``, ``amdahl_lim``. TP model: ``tp``, ``sp_*`` (speed-ups over one GPU),
