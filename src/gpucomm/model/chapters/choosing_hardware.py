@@ -102,6 +102,8 @@ def _training() -> dict[str, object]:
     claims.require(steps["r3_ndr"].comm_share < steps["r3_pcie"].comm_share
                    and steps["r3_pcie"].tp.time_s > steps["r3_pcie"].dp.time_s,
                    "NVLink inside the node: the exposed share is lower than with PCIe, where TP dominates, not the network")
+    claims.require(steps["r3_pcie"].tp.time_s > steps["r3_pcie"].compute_s,
+                   "quiz 4: on the H100 PCIe cluster the TP all_reduces take longer than the compute")
     claims.require(steps["r3_a100"].comm_share < steps["r3_ndr"].comm_share
                    and steps["r3_a100"].compute_s > steps["r3_ndr"].compute_s,
                    "the A100 cluster's share is lower than the H100's because its compute is slower")
