@@ -70,6 +70,8 @@ def _which_clock() -> dict[str, object]:
                    "a 20 s process-group timeout fires before NCCL's IB retries end (quiz 4)")
     claims.require(ib_error_after_s(QUIZ_IB_TIMEOUT) < PG_NCCL_TIMEOUT_DEFAULT_S,
                    "at NCCL_IB_TIMEOUT=22 the IB error still comes before the timeout")
+    claims.require(100 <= ib_error_after_s(QUIZ_IB_TIMEOUT) <= 140 and ib_error_after_s() < 45,
+                   "quiz 3: at NCCL_IB_TIMEOUT=22 the warning comes 'about two minutes' after the stall, not a half minute")
     return {
         "dead_vs_missing": claims.compare_word(dead.time_s, missing.time_s, higher="later", lower="sooner"),
         "missing_over_dead": missing.time_s / dead.time_s,
