@@ -19,14 +19,18 @@ cost model's invariants, tests/model/test_invariants.py).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import io
 import os
+import re
 import subprocess
+import sys
 import textwrap
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -319,3 +323,50 @@ def fresh_process() -> dict[str, Fresh]:
                           text=True, cwd=root, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return {name: Fresh(**result) for name, result in json.loads(proc.stdout).items()}
+
+
+# ----------------------------------------------------------------------------------- the book's numbers
+# Shared by tests/model/chapters (each chapter module's numbers()) and tests/book/test_claims.py: a page's glue
+# references, and a model parameter changed the way a recalibration would, with every memoised model function emptied
+# so that the change reaches every number and leaves none behind.
+BOOK = Path(__file__).resolve().parents[1] / "book"
+_GLUE_REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
+_ANSWER_KEY = re.compile(r"^:answer:\s*(\S+)", re.M)
+
+
+def _page_refs(page: str) -> set[str]:
+    text = (BOOK / f"{page}.md").read_text(encoding="utf-8")
+    return set(_GLUE_REF.findall(text)) | {a for a in _ANSWER_KEY.findall(text) if not re.fullmatch(r"[0-9.]+", a)}
+
+
+def clear_model_caches() -> None:
+    """Empty every memoised function of :mod:`gpucomm.model` (NCCL's plan per fabric is cached, and reads parameters)."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("gpucomm.model"):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+@pytest.fixture
+def page_refs():
+    """``page_refs(page)``: the glue keys ``book/<page>.md`` reads (its ``{glue:text}`` references, its self-checks'
+    ``:answer:`` keys)."""
+    return _page_refs
+
+
+@pytest.fixture
+def fresh_model():
+    """Caches emptied before and after: a changed parameter must reach every number, and leave none behind."""
+    clear_model_caches()
+    yield
+    clear_model_caches()
+
+
+@pytest.fixture
+def scale_parameter(monkeypatch, fresh_model):
+    """``scale_parameter(table, key, factor)``: multiply one calibration parameter by ``factor`` for this test only."""
+    def scale(table: dict, key: str, factor: float) -> None:
+        monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
+        clear_model_caches()
+    return scale
