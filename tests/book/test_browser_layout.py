@@ -125,6 +125,54 @@ def test_dropdown_chosen_by_tap_changes_the_figure(browser, base_url, rel, width
         context.close()
 
 
+# Every Plotly.relayout, restyle or update the layout script makes (its file on the call's stack), from the page's start:
+# [figure id, call, keys]. Plotly is wrapped as its script sets window.Plotly.
+LAYOUT_CALLS_JS = r"""(() => {
+  window.__gcLayoutCalls = [];
+  let plotly;
+  Object.defineProperty(window, "Plotly", {configurable: true, get() { return plotly; }, set(v) {
+    plotly = v;
+    for (const fn of ["relayout", "restyle", "update"]) {
+      const orig = v[fn];
+      if (typeof orig !== "function") continue;
+      v[fn] = function (...args) {
+        if (/gpucomm_layout/.test(new Error().stack || ""))
+          window.__gcLayoutCalls.push([args[0] && args[0].id, fn, Object.keys(args[1] || {}).join(",")]);
+        return orig.apply(this, args);
+      };
+    }
+  }});
+})();"""
+
+# The calculator pages (the live calculators' benchmark, benchmarks/bench_live_calculator.py): on a desktop each of
+# their figures is built as the layout script would lay it out (legend under the axis labels, slider under the
+# legend), so that the script redraws none of them as the page opens (each redraw: a main-thread task of 50 to 150 ms).
+CALCULATOR_PAGES = ("notebooks/allreduce_calculator.html", "notebooks/mesh_vs_nvswitch.html",
+                    "notebooks/generations_explorer.html", "notebooks/training_calculator.html",
+                    "notebooks/tp_inference_calculator.html")
+
+
+@pytest.mark.parametrize("rel", CALCULATOR_PAGES)
+def test_calculator_figures_are_built_as_laid_out_on_a_desktop(browser, base_url, rel):  # noqa: F811 - fixtures
+    """At 1280 px the layout script finds nothing to move in a calculator page's figures: no relayout, restyle or
+    update of its own (static-book issue 26: no main-thread task over 200 ms after the first paint)."""
+    if not (HTML / rel).is_file():
+        pytest.skip(f"no {rel} in {HTML}")
+    context = browser.new_context(viewport=WIDTHS["1280px"], service_workers="block")
+    context.add_init_script(LAYOUT_CALLS_JS)
+    context.route("**/*", lambda route, request: route.continue_() if (request.url.split("/")[2].split(":")[0]
+                                                                       in LOCAL_HOSTS) else route.abort())
+    try:
+        page = context.new_page()
+        page.goto(base_url + rel, wait_until="load", timeout=60_000)
+        page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=20_000)
+        page.wait_for_timeout(500)
+        calls = page.evaluate("() => window.__gcLayoutCalls")
+        assert calls == [], f"{rel}: the layout script redrew figures as the page opened: {calls}"
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_search_ranks_the_titled_page_first(browser, base_url, width):  # noqa: F811 - fixtures
     """Searching "nvlink": the NVLink chapter first, its excerpt from the chapter's text (not the ".pdf" of the

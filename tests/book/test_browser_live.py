@@ -40,6 +40,9 @@ SHOWN_JS = r"""panel => {
   return {
     y: gd.data.map(t => plain(t.y)), visible: gd.data.map(t => t.visible),
     title: gd.layout.title && gd.layout.title.text,
+    // the title as drawn: its SVG text's words (plotly's zero-width spaces around a <sup> left out); a live update
+    // may write them in place (gpucomm_live.js setTitleText)
+    drawnTitle: (gd.querySelector('.g-gtitle text.gtitle') || {textContent: ''}).textContent.replace(/\u200b/g, ''),
     summary: panel.querySelector('.gpucomm-live-summary').innerText,
     messages: Object.fromEntries(Array.from(panel.querySelectorAll('[data-field]')).map(
       f => [f.dataset.field, f.querySelector('.gpucomm-live-msg').innerText])),
@@ -85,6 +88,18 @@ def _type(page, panel, field: str, text: str) -> dict:
         box.press("Enter")
         box.evaluate("e => e.blur()")  # a text field commits its value on change (Enter or leaving it)
     return _change(page, panel, action)
+
+
+def _words(title: str) -> str:
+    """A plotly title's words, one space apart: line breaks and <sup> tags out (as drawn, or as the layout script
+    wraps it on a phone)."""
+    return " ".join(re.sub(r"<[^>]*>", " ", title).split())
+
+
+def _assert_title_drawn(shown: dict, title: str) -> None:
+    """The figure's title as drawn (its SVG text) and as plotly holds it (its layout) has the words of ``title``."""
+    assert _words(shown["title"]) == _words(title), (shown["title"], title)
+    assert " ".join(shown["drawnTitle"].split()) == _words(title), (shown["drawnTitle"], title)
 
 
 def _assert_matches_python(shown: dict, inputs: CostInputs) -> None:
@@ -298,6 +313,8 @@ def test_other_live_calculators_match_python(open_page, rel, name, initial, step
         assert shown["drawn"] == shown["shownTraces"], (field, value, shown["drawn"], shown["shownTraces"])
         update = calc.update(calc.inputs(**{f: read_field(all_meta[f], v) for f, v in raw.items()}))
         assert shown["summary"] == update.summary
+        if "title.text" in update.layout:
+            _assert_title_drawn(shown, update.layout["title.text"])
         for index, y in zip(update.traces, update.data["y"]):
             got = shown["y"][index] or []
             assert len(got) == len(y), (field, index)
@@ -323,7 +340,9 @@ def test_tp_live_calculator_on_a_phone(browser, base_url):
     panel = page.locator(f".gpucomm-live[data-gpucomm-live={name}]")
     shown = _type(page, panel, "batch", "32")
     assert shown["state"] == "live" and not any(shown["messages"].values()), shown
-    assert shown["summary"] == tp_update(TPInputs(**{**initial, "batch": 32})).summary
+    update = tp_update(TPInputs(**{**initial, "batch": 32}))
+    assert shown["summary"] == update.summary
+    _assert_title_drawn(shown, update.layout["title.text"])  # wrapped to the phone's width, the same words
     wide = panel.locator("form").evaluate(
         "f => Array.from(f.querySelectorAll('select, input, .gpucomm-live-msg')).filter("
         "e => e.getBoundingClientRect().right > innerWidth + 1).map(e => e.name || e.className)")

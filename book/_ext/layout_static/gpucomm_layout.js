@@ -208,9 +208,15 @@
   async function compact(gd) {
     const fl = gd._fullLayout;
     const width = fl.width;
-    const marginL = Math.min(fl.margin.l, 60);
+    // Side margins as narrow as the phone wants, but no narrower than the axes' tick labels pushed them when drawn
+    // (plotly's automargin): a margin under what an axis pushes is widened at the end of the draw, and plotly then
+    // draws the whole figure a second time (its doAutoMargin), which doubled the cost of this script's relayouts.
+    const pushed = side => Math.ceil(Math.max(0, ...Object.entries(fl._pushmargin || {})
+      .filter(([id, p]) => /^[xy]\d*\.automargin$/.test(id) && p[side] && p[side].val === (side === "l" ? 0 : 1))
+      .map(([, p]) => p[side].size)));
+    const marginL = Math.max(Math.min(fl.margin.l, 60), Math.min(pushed("l"), fl.margin.l));
     const hasRightAxis = Object.keys(fl).some(k => /^yaxis\d*$/.test(k) && fl[k].side === "right");
-    const marginR = hasRightAxis ? 55 : 15;
+    const marginR = hasRightAxis ? 55 : Math.max(15, Math.min(pushed("r"), fl.margin.r));
     // Controls and notes start 8 px from the figure's left edge, not at the plot's: paper x of that edge.
     const leftX = -(marginL - 8) / Math.max(1, width - marginL - marginR);
     const update = {};
@@ -338,8 +344,9 @@
       const lines = wrap(ax.title.text, along, (ax.title.font && ax.title.font.size) || 14);
       if (lines.length > 1) update[k + ".title.text"] = lines.join("<br>");
     }
-    // Legend entries longer than the screen are wrapped: plotly cuts a legend wider than the figure.
-    const names = (gd.data || []).map(t => t.name);
+    // Legend entries longer than the screen are wrapped: plotly cuts a legend wider than the figure. Only traces with
+    // an entry (hidden ones too: a control may show them): a restyle of the names redraws the whole figure.
+    const names = (gd.data || []).map(t => t.showlegend === false ? null : t.name);
     const wrapped = names.map(nm => typeof nm === "string" ? wrap(nm, width - 60, 12) : [nm]);
     const renamed = wrapped.map((lines, i) => lines.length > 1 ? i : -1).filter(i => i >= 0);
     if (renamed.length) await window.Plotly.restyle(gd, {name: renamed.map(i => wrapped[i].join("<br>"))}, renamed);
@@ -470,6 +477,18 @@
     gd._gcTitle = text;
     if (text !== title) window.Plotly.relayout(gd, {"title.text": text});
   }
+
+  // A title as this script shows it in figure ``gd``: on a figure laid out for a phone, wrapped to its width (what
+  // rewrapTitle would relayout it to); else as given. gpucomm_live.js asks before it writes a live update's title, so
+  // that the title goes in once, in its final form, and rewrapTitle finds nothing to do.
+  window.gpucommLayout = Object.assign(window.gpucommLayout || {}, {
+    title(gd, text) {
+      if (gd.dataset.gcLayout !== "phone" || !gd._fullLayout || typeof text !== "string" || !text) return text;
+      const shown = wrap(text, gd._fullLayout.width - 16, TITLE_FONT_PX).join("<br>");
+      gd._gcTitle = shown;
+      return shown;
+    },
+  });
 
   // --- dropdowns chosen by a tap ----------------------------------------------------------------------
   // plotly.js lets a long dropdown list scroll by dragging; its drag handler cancels the touchstart, so the

@@ -18,8 +18,9 @@
 //
 // Drawing: a change that moves the data of the same traces (what a slider or a typed number does) is drawn directly
 // (fastDraw): the new arrays into the traces, plotly's own calc of the traces of the subplots concerned and the plot
-// of every trace, at once, with no supplyDefaults pass over the figure and no wait for an animation frame. A title of
-// one plain line is written into its SVG text (setTitleText); other titles and a range the model sets go by one
+// of every trace, at once, with no supplyDefaults pass over the figure and no wait for an animation frame. A title
+// whose markup stays (only its words change) is written into its SVG text (setTitleText); other titles and a range the
+// model sets go by one
 // relayout, which also re-ranges an axis that plotly ranges itself where the new data leaves its range or fills less
 // than a quarter of it, and then draws axes and data together. Anything else (traces shown or hidden, names, other
 // layout changes) goes through Plotly.react or Plotly.update. Changes arriving while one is computed are coalesced:
@@ -278,23 +279,41 @@
     return out;
   }
 
-  // A new title that is one line of plain text, over a title drawn as one line of plain text, is written into the
-  // title's SVG text and into the figure's layout (which plotly draws it from at its next redraw), without a relayout:
-  // a relayout of the title alone restyles the whole figure (about 14 ms a live update, measured). Returns false
-  // where it cannot (markup or entities in either title, a title plotly wrapped into lines, none drawn): then a
-  // relayout draws it.
-  const PLAIN_TITLE = /^[^<>&\n]*$/;
+  // A new title whose markup is that of the title drawn (the same tags, <br> and <sup> included, in the same order;
+  // only the words differ) is written into the title's SVG text and into the figure's layout (which plotly draws it
+  // from at its next redraw), without a relayout: a relayout of the title alone restyles and re-measures the whole
+  // figure (14 to 46 ms a live update on the TP page, measured). The title is first put as the layout script shows
+  // titles (window.gpucommLayout.title: on a phone, wrapped to the width). plotly draws a title's words as SVG text
+  // nodes in order (convertToTspans), with zero-width spaces of its own around a <sup>: those drawn must be the drawn
+  // title's words, else (entities, a title plotly or a script rewrote, none drawn) it returns false and a relayout
+  // draws it. Returns {text: the title as shown, inPlace: whether it was written in place}.
+  const TAG = /(<[^>]*>)/;
+  const ZWSP_ONLY = /^\u200b*$/;
+  function titleParts(text) {  // {tags: "<br>|<sup>|</sup>", words: ["...", "..."]}, or null where it cannot say
+    if (typeof text !== "string" || text.includes("&")) return null;
+    const parts = text.split(TAG);
+    return {tags: parts.filter((p, i) => i % 2).join("|").toLowerCase(), words: parts.filter((p, i) => !(i % 2) && p)};
+  }
+  function shownTitle(gd, text) {
+    const api = window.gpucommLayout;
+    return api && typeof api.title === "function" ? api.title(gd, text) : text;
+  }
   function setTitleText(gd, text) {
+    text = shownTitle(gd, text);
     const node = gd.querySelector(".g-gtitle text.gtitle");
     const drawn = gd.layout.title && typeof gd.layout.title === "object" ? gd.layout.title.text : undefined;
-    if (!node || node.childElementCount || typeof text !== "string" || typeof drawn !== "string" ||
-        !PLAIN_TITLE.test(text) || !PLAIN_TITLE.test(drawn) || node.textContent !== drawn ||
-        !gd._fullLayout.title) return false;
-    node.textContent = text;
+    const was = titleParts(drawn), now = titleParts(text);
+    if (!node || !was || !now || was.tags !== now.tags || was.words.length !== now.words.length ||
+        !gd._fullLayout.title || node.getAttribute("data-unformatted") !== drawn) return {text, inPlace: false};
+    const nodes = [];
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) if (!ZWSP_ONLY.test(n.nodeValue)) nodes.push(n);
+    if (nodes.length !== was.words.length || nodes.some((n, i) => n.nodeValue !== was.words[i])) return {text, inPlace: false};
+    nodes.forEach((n, i) => { n.nodeValue = now.words[i]; });
     node.setAttribute("data-unformatted", text);
     gd.layout.title.text = text;
     gd._fullLayout.title.text = text;
-    return true;
+    return {text, inPlace: true};
   }
 
   const ANIMATE = {transition: {duration: 0}, frame: {duration: 0, redraw: false}, mode: "immediate"};
@@ -389,7 +408,7 @@
   }
 
   // Draw the new data of some traces, as fast as plotly allows: changes = [{index, x?, y?, text?}], layout = the
-  // title and ranges to set (layoutChange). A plain one-line title is written in place (setTitleText). Where no
+  // title and ranges to set (layoutChange). A title whose markup stays is written in place (setTitleText). Where no
   // axis range changes, the data is drawn directly (directPlot). Where one does (a range the model sets, or an axis
   // plotly ranges itself that the new data leaves or fills less than LOOSE_FRACTION of), the new data is set
   // (directSet) and one relayout of the ranges (and a title not written in place) draws axes and data together:
@@ -404,8 +423,9 @@
     for (const [name, range] of Object.entries(layout.ranges)) relayout[name + ".range"] = range;
     let titleSet = false;
     if (layout.title !== undefined) {
-      if (setTitleText(gd, layout.title)) titleSet = true;
-      else relayout["title.text"] = layout.title;
+      const title = setTitleText(gd, layout.title);
+      if (title.inPlace) titleSet = true;
+      else relayout["title.text"] = title.text;
     }
     // The axes plotly ranges itself whose data moved since they were drawn: a relayout of ranges ranges them all
     // again but redraws only the axes it names, so it names these too (else one would be left drawn at a range that
@@ -488,9 +508,11 @@
     }
     const u = result.update;
     const flat = flatten(u.layout);
-    const change = state.layout ? layoutChange(state.layout, flat) : null;
+    // The first result is measured against the figure as drawn (precomputed at build time, maybe laid out again by the
+    // layout script): only the keys the update sets are compared, so the first result is drawn fast too.
+    const change = layoutChange(state.layout || flatten(gd.layout), flat);
     const updates = u.traces.map((index, k) => [index, Object.fromEntries(Object.entries(u.data).map(([key, values]) => [key, values[k]]))]);
-    const changes = change && !Object.keys(change.other).length ? traceChanges(gd, updates) : null;
+    const changes = !Object.keys(change.other).length ? traceChanges(gd, updates) : null;
     state.layout = {...(state.layout || {}), ...flat};
     if (changes) return fastDraw(gd, changes, change, state);
     await window.Plotly.update(gd, u.data, u.layout, u.traces);  // as the calculator's ipywidgets UI applies it

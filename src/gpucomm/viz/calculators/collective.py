@@ -114,6 +114,14 @@ def cost_figure(collective: str, fabrics: tuple[Fabric, ...], num_ranks: int, si
     return fig
 
 
+BOOK_BELOW_PLOT = dict(axis_px=80, row_px=29, width_px=500)
+"""Room under the plot of the two static explorers (:func:`cost_explorer_figure`, :func:`collective_explorer_figure`) as
+the book draws them at 1280x800 (Chromium, measured 2026-12-06; 688 px wide figures): the size axis' tick labels and
+title reach 66 px under the plot, and the book's layout script wants its 10 px gap before the legend (else it moves the
+legend and the slider as the page opens, a full redraw of the figure); a legend row is 29 px; the legend wraps as the
+7 px-a-character estimate of :func:`gpucomm.viz.figures._layout.legend_rows` does at 500 px (both figures' rows: 4 and 3)."""
+
+
 def cost_explorer_figure(collective: str = "all_reduce", fabrics: tuple[Fabric, ...] = DEFAULT_FABRICS,
                          gpu_counts: tuple[int, ...] = (2, 4, 8, 16, 32, 72), initial_gpus: int = 4) -> go.Figure:
     """:func:`cost_figure` with a plotly slider over the GPU count, for static HTML.
@@ -146,10 +154,11 @@ def cost_explorer_figure(collective: str = "all_reduce", fabrics: tuple[Fabric, 
                           args=[{"y": ys}, {"title.text": f"{collective} on {n} GPUs (model)"}]))
     from gpucomm.viz.figures._layout import legend_then_slider  # plotly-side helper: not in the Pyodide zip path
 
-    below = legend_then_slider([t.name for t in fig.data if t.showlegend is not False], height=640, top=80)
+    below = legend_then_slider([t.name for t in fig.data if t.showlegend is not False], height=710, top=80,
+                               **BOOK_BELOW_PLOT)
     fig.update_layout(sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=below["slider_y"],
                                     yanchor="top", len=0.9, x=0.05, currentvalue=dict(prefix="GPUs: "), pad=dict(t=10))],
-                      height=640, margin=dict(t=80, b=below["margin_b"]), legend=below["legend"])
+                      height=710, margin=dict(t=80, b=below["margin_b"]), legend=below["legend"])
     return fig
 
 
@@ -680,9 +689,9 @@ def collective_explorer_figure(systems: tuple[str, ...] = DEFAULT_SYSTEMS,
     from gpucomm.viz.figures._layout import legend_then_slider  # plotly-side helper: not in the Pyodide zip path
 
     below = legend_then_slider([t["name"] for t in data if t.get("showlegend") is not False and t.get("visible", True)
-                                is not False], height=720, top=150)
+                                is not False], height=780, top=150, **BOOK_BELOW_PLOT)
     fig.update_layout(
-        height=720, margin=dict(t=150, b=below["margin_b"]), legend=below["legend"],
+        height=780, margin=dict(t=150, b=below["margin_b"]), legend=below["legend"],
         updatemenus=[dict(type="dropdown", buttons=buttons, active=0, x=0, xanchor="left", y=1.1, yanchor="bottom",
                           showactive=True)],
         sliders=[dict(active=gpu_counts.index(initial_gpus), steps=steps, y=below["slider_y"], yanchor="top", len=0.9,

@@ -99,9 +99,9 @@ def mesh_curves(inputs: MeshInputs) -> dict[str, list]:
 
 
 _BW_KEYS = (("mesh_pair_gbs", "P2P mesh: one peer link (nominal)", "dot", "#d62728"),
-            ("mesh_gpu_gbs", "P2P mesh: per GPU in a collective (effective)", "solid", "#d62728"),
+            ("mesh_gpu_gbs", "P2P mesh: per GPU, collective (effective)", "solid", "#d62728"),
             ("switch_pair_gbs", "NVSwitch: any pair (nominal)", "dot", "#1f77b4"),
-            ("switch_gpu_gbs", "NVSwitch: per GPU in a collective (effective)", "solid", "#1f77b4"))
+            ("switch_gpu_gbs", "NVSwitch: per GPU, collective (effective)", "solid", "#1f77b4"))
 
 
 def _add_link_traces(fig: go.Figure, link_name: str, visible: bool, legend: bool) -> None:
@@ -124,7 +124,11 @@ def _layout(fig: go.Figure) -> None:
     fig.update_xaxes(title_text="GPUs communicating", dtick=1)
     fig.update_yaxes(dtick=1, row=2, col=1)
     fig.update_yaxes(title_text="GB/s per direction", rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(title_text="time (us)", type="log", dtick="D2", row=2, col=1)  # 1-2-5 labels: >= 3 on a short range
+    from gpucomm.viz.figures._layout import log_ticks_125  # plotly-side helper: not in the Pyodide zip path
+
+    # 1-2-5 labels written in full, 0.1 us to 50 s: at least 3 on a short range, and the book's layout script (which
+    # would write them so after the first paint, a full redraw) has nothing to do
+    fig.update_yaxes(title_text="time (us)", type="log", row=2, col=1, **log_ticks_125(-1, 7))
     fig.update_yaxes(title_text="x slower on the mesh", rangemode="tozero", row=2, col=2)
     fig.update_layout(template="plotly_white", height=760, margin=dict(t=110, b=60),
                       title=dict(y=0.98, yanchor="top"), legend=dict(orientation="h", y=-0.12, yanchor="top"))

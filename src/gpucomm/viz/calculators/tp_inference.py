@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # plotly is imported where a figure is built: the book's live
     import plotly.graph_objects as go
 
 __all__ = ["TPInputs", "CONTROL_ROWS", "tp_request", "tp_degrees", "tp_figure", "tp_update", "tp_explorer_figure",
-           "NVIDIA_BLOG_TABLE3", "BATCHES", "EXPLORER_INTERCONNECTS", "LIVE_BAR", "table3_rows"]
+           "NVIDIA_BLOG_TABLE3", "TABLE3_BOARDS", "BATCHES", "EXPLORER_INTERCONNECTS", "LIVE_BAR", "table3_rows"]
 
 NVIDIA_BLOG_TABLE3 = {
     "batch": tuple(NVIDIA_BLOG_TP2_THROUGHPUT),
@@ -47,6 +47,11 @@ NVIDIA_BLOG_TABLE3 = {
 tokens/s per GPU vs batch, Llama 3.1 70B, H200, TP=2, ISL/OSL 8K/256, point-to-point board vs NVSwitch.
 "Throughput modeled using internal measurements" (NVIDIA, not a run anyone can repeat; dtype and serving engine
 not stated)."""
+
+TABLE3_BOARDS = {"nvlink4:mesh8": "P2P mesh of 8", "nvlink4:switch": "NVSwitch"}
+"""The two boards of NVIDIA's Table 3 (both NVLink 4.0, H200) by interconnect key, as their legend entries name them:
+short, so that an entry fits one line of a phone's legend (the book's layout script wraps a longer name, which costs
+the figure a full redraw as the page opens)."""
 
 EXPLORER_INTERCONNECTS = ("nvlink4:switch", "nvlink4:mesh8", "pcie5:p2p", "pcie4:no-p2p")
 """Interconnects of the static explorer: the NVSwitch and P2P-mesh boards of NVIDIA's Table 3, then PCIe with and
@@ -215,8 +220,7 @@ def _trace_names(interconnects: tuple[str, ...]) -> list[str]:
         for k in interconnects:
             label = _bar_label(k)
             names += [label, f"{label} (prefill)", f"{label} (tokens/s)"]
-    return names + ["ideal (linear) speed-up"] + [f"NVIDIA Table 3, H200 TP=2, {get_interconnect(k).label}"
-                                                   for k in ("nvlink4:mesh8", "nvlink4:switch")]
+    return names + ["ideal (linear) speed-up"] + [f"NVIDIA Table 3: {board}, H200 TP=2" for board in TABLE3_BOARDS.values()]
 
 
 def _colors(n: int) -> list[str]:
@@ -335,7 +339,7 @@ def tp_update(inputs: TPInputs, interconnects: tuple[str, ...] | None = None) ->
     published = not single or _is_table3_setting(inputs)
     xs += [ideal, list(NVIDIA_BLOG_TABLE3["batch"]), list(NVIDIA_BLOG_TABLE3["batch"])]
     ys += [[float(t) for t in ideal]] + [list(NVIDIA_BLOG_TABLE3[k]) if published else [None] * len(NVIDIA_BLOG_TABLE3[k])
-                                         for k in ("nvlink4:mesh8", "nvlink4:switch")]
+                                         for k in TABLE3_BOARDS]
     texts += [None, None, None]
     n = len(ys)
     bar_x = [LIVE_BAR] if single else [_bar_label(k) for k in interconnects]

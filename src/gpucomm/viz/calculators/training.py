@@ -150,7 +150,10 @@ def _layout(fig: go.Figure) -> None:
     fig.update_yaxes(type="log", dtick=1, title_text="GB per GPU per step", row=1, col=1)
     fig.update_yaxes(type="log", dtick=1, title_text="seconds per step", row=1, col=2)
     fig.update_layout(template="plotly_white", barmode="group", height=560, margin=dict(t=110, b=60),
-                      title=dict(y=0.98, yanchor="top"), legend=dict(orientation="h", y=-0.3, yanchor="top"))
+                      # the title's two lines hang from the figure's top, clear of it (the book's layout script pins a
+                      # title that sticks out, a redraw as the page opens)
+                      title=dict(y=1, yref="container", yanchor="top", pad=dict(t=20)),
+                      legend=dict(orientation="h", y=-0.3, yanchor="top"))
 
 
 def _subplots() -> go.Figure:
@@ -206,8 +209,10 @@ def training_update(inputs: TrainingInputs, offset: int = 0) -> FigureUpdate:
     nodes = inputs.num_nodes
     where = f"{inputs.num_gpus} GPUs" + (f" on {nodes} nodes" if nodes > 1 else "")
     summary = f"compute {format_time(compute)} per step on {where}; " + "; ".join(parts)
-    title = (f"{get_model(inputs.model).name}: {where}, {get_interconnect(inputs.interconnect).label}"
-             + (f" + {inputs.network}" if nodes > 1 else "") + " (model)")
+    # two lines, whatever the inputs: a live update writes the words into the title drawn (the book's gpucomm_live.js),
+    # and one line as long as the second would be wrapped by the book's layout script (a redraw after every update)
+    title = (f"{get_model(inputs.model).name}: {where}<br><sup>{get_interconnect(inputs.interconnect).label}"
+             + (f" + {inputs.network}" if nodes > 1 else "") + " (model)</sup>")
     n = len(STRATEGIES)
     return FigureUpdate({"y": ys + [[compute] * n], "text": texts + [None]}, tuple(range(offset, offset + 4)),
                         {"title.text": title, "yaxis2.range": _log_range(ys[1] + ys[2] + [compute])}, summary)

@@ -93,7 +93,8 @@ def legend_rows(labels, width_px: int = BOOK_FIGURE_WIDTH_PX) -> int:
     return rows
 
 
-def legend_then_slider(labels, *, height: int, top: int, axis_px: int = 60) -> dict:
+def legend_then_slider(labels, *, height: int, top: int, axis_px: int = 60, row_px: int = LEGEND_ROW_PX,
+                       width_px: int = BOOK_FIGURE_WIDTH_PX) -> dict:
     """Layout keys that put the legend under the x axis and the slider under the legend, never on it.
 
     Plotly places both in paper coordinates, which scale with the plot area; the positions here are
@@ -107,6 +108,9 @@ def legend_then_slider(labels, *, height: int, top: int, axis_px: int = 60) -> d
         Figure height and top margin, pixels.
     axis_px : int
         Room under the plot area for the x tick labels and title, pixels.
+    row_px, width_px : int
+        Height of one legend row and the width the legend wraps at, pixels (:func:`legend_rows`): a figure whose
+        legend was measured in the book passes what was measured.
 
     Returns
     -------
@@ -114,9 +118,35 @@ def legend_then_slider(labels, *, height: int, top: int, axis_px: int = 60) -> d
         ``margin_b`` (bottom margin, pixels), ``legend`` (dict) and ``slider_y`` (paper y, anchored at
         the slider's top).
     """
-    legend_px = legend_rows(labels) * LEGEND_ROW_PX
+    legend_px = legend_rows(labels, width_px) * row_px
     bottom = axis_px + legend_px + SLIDER_PX + 10
     plot_px = height - top - bottom
     return dict(margin_b=bottom, legend=dict(orientation="h", x=0, xanchor="left", y=-axis_px / plot_px,
                                                yanchor="top"),
                 slider_y=-(axis_px + legend_px + 5) / plot_px)
+
+
+def full_number(value: float) -> str:
+    """A tick value written in full, as the book's layout script writes the 1-2-5 ticks it gives a log axis
+    (``fullNumber`` in ``book/_ext/layout_static/gpucomm_layout.js``): k, M, G from ten of each up, 3 digits at most.
+
+    >>> [full_number(v) for v in (0.05, 2, 500, 5000, 20000, 2e7, 5e10)]
+    ['0.05', '2', '500', '5000', '20k', '20M', '50G']
+    """
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= 10 * scale:
+            return f"{float(f'{value / scale:.3g}'):g}{suffix}"
+    return f"{float(f'{value:.3g}'):f}".rstrip("0").rstrip(".")
+
+
+def log_ticks_125(lo_exp: int, hi_exp: int) -> dict:
+    """Axis keys for a log axis labelled at 1, 2 and 5 of every decade from 10**lo_exp to 5 * 10**hi_exp, each written
+    in full (:func:`full_number`): what the book's layout script would give an axis plotly labels with one full number
+    and single digits, given by the figure itself so that the script has nothing to redraw.
+
+    >>> log_ticks_125(0, 1)["ticktext"]
+    ['1', '2', '5', '10', '20', '50']
+    """
+    values = [m * 10.0 ** k for k in range(lo_exp, hi_exp + 1) for m in (1, 2, 5)]
+    return dict(tickmode="array", tickvals=values, ticktext=[full_number(v) for v in values])
+
