@@ -42,7 +42,12 @@ SHOWN_JS = r"""panel => {
     title: gd.layout.title && gd.layout.title.text,
     // the title as drawn: its SVG text's words (plotly's zero-width spaces around a <sup> left out); a live update
     // may write them in place (gpucomm_live.js setTitleText)
-    drawnTitle: (gd.querySelector('.g-gtitle text.gtitle') || {textContent: ''}).textContent.replace(/\u200b/g, ''),
+    drawnTitle: (() => {
+      const text = gd.querySelector('.g-gtitle text.gtitle');
+      if (!text) return '';
+      const lines = text.querySelectorAll('tspan.line');  // one per line of a title of several
+      return (lines.length ? Array.from(lines, l => l.textContent).join(' ') : text.textContent).replace(/\u200b/g, '');
+    })(),
     summary: panel.querySelector('.gpucomm-live-summary').innerText,
     messages: Object.fromEntries(Array.from(panel.querySelectorAll('[data-field]')).map(
       f => [f.dataset.field, f.querySelector('.gpucomm-live-msg').innerText])),
