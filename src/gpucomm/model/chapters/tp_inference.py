@@ -14,7 +14,7 @@ from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.cost import collective_cost, pair_bw_bytes_per_s, steps_and_wire_bytes, wire_bytes_per_link
 from gpucomm.model.fabric import Fabric, make_fabric
 from gpucomm.model.hardware import calibration as cal
-from gpucomm.model.hardware import get_link
+from gpucomm.model.hardware import get_gpu, get_link
 from gpucomm.model.measurements import case
 from gpucomm.model.planning import max_batch_within_budget
 from gpucomm.model.tp import (
@@ -153,6 +153,11 @@ def _nvidia_blog(f: dict[str, Fabric]) -> dict[str, object]:
                                                               prompt_len=BLOG_PROMPT_TOKENS)
             out[f"b{budget}_{name}"] = "does not meet it" if p is None else f"{p.tokens_per_s_per_gpu:.0f} ({p.batch})"
     claims.require(plans[50, "tp1"] is None and plans[40, "tp1"] is None, "TP=1 misses the faster budgets")
+    # why the model's TP=1 misses even 30 tokens/s: 16-bit weights and an 8K cache do not fit one H200
+    tp1 = tp_step(MODEL, fabric=f["h200"], tp_size=1, phase="decode", batch=1, prompt_len=BLOG_PROMPT_TOKENS)
+    claims.require(plans[30, "tp1"] is None and not tp1.fits_memory,
+                   "the model's TP=1 misses every budget: 16-bit weights and the cache of one 8K prompt exceed an H200")
+    out.update({"h200_tp1_mem_gb": tp1.mem_bytes_per_gpu / 1e9, "h200_mem_gb": get_gpu("h200_sxm").mem_bytes / 1e9})
     per_gpu = {k: 0.0 if p is None else p.tokens_per_s_per_gpu for k, p in plans.items()}  # 0: the budget is missed
     claims.require(all(per_gpu[b, "nvs"] > per_gpu[b, "mesh"] for b in BUDGETS),
                    "TP=2 with NVSwitch beats point-to-point at every budget")
@@ -257,13 +262,15 @@ def numbers() -> dict[str, object]:
         (%), ``h100_tp8_floor_ms`` (ms), ``h100_tp8_ceiling`` (tokens/s), ``h100_tp1_fits``, ``h100_tp1_mem_gb`` (GB).
         NVIDIA's blog: ``q_msg_gib`` (GiB), ``q_switch_ms``/``q_mesh_ms`` (ms), ``q_ratio``, ``mesh_pair_gbps``,
         ``nvlink4_gbps`` and their ``*_bidir_gbps`` (GB/s), ``b{30,40,50}_{tp1,mesh,nvs}`` (text: tokens/s per GPU and
-        batch), ``pre_*_comm_pct``/``dec_*_comm_pct`` (%), ``pre8k_ms``, ``pre8k_steps``. When TP hurts:
+        batch), ``pre_*_comm_pct``/``dec_*_comm_pct`` (%), ``pre8k_ms``, ``pre8k_steps``,
+        ``h200_tp1_mem_gb`` (weights and one 8K cache at TP=1, GB), ``h200_mem_gb`` (GB). When TP hurts:
         ``s8_h100_tp4``, ``s8_h100_tp8``, ``s8_*_pre_tp2`` (speed-ups), ``s8_tp8_vs_tp4``, ``pre_word_*`` (words),
         ``s8_per_gpu_*``, ``r4090_*`` (us, ms, tokens/s, %). Custom kernels: ``one_*``, ``one_big_us``,
         ``two_big_us``, ``ab_step_us`` (the alpha-beta estimate's fitted latency per round, us), ``steps_one_shot``,
         ``steps_two_shot``, ``c41_*`` (a measured 4 KiB all_reduce on V100s).
-        Sequence parallelism: ``sp_*`` (us, MiB), ``ar_ring_us``, ``ar_wire_{ring,nvls}_mib``. Self-check:
-        ``quiz_decode_ar_bytes`` (bytes).
+        Sequence parallelism: ``sp_*`` (us, MiB), ``ar_ring_us``, ``ar_wire_{ring,nvls}_mib``. Self-checks:
+        ``quiz_decode_ar_bytes`` (bytes); the decode-step profile: ``quiz_step_ms``, ``quiz_other_ms`` (ms),
+        ``quiz_dec_algbw_gbps`` (GB/s), ``quiz_dec_link_pct`` (% of NVLink 4 per direction).
 
     Raises
     ------
@@ -286,5 +293,13 @@ def numbers() -> dict[str, object]:
     out.update(_when_tp_hurts(f, d1))
     out.update(_custom_all_reduce(f, d1))
     out.update(_sequence_parallel(ar_pre))
-    out["quiz_decode_ar_bytes"] = tp_all_reduce_bytes(32, get_model(MODEL).hidden_size, dtype="bf16")
+    hidden = get_model(MODEL).hidden_size
+    out["quiz_decode_ar_bytes"] = tp_all_reduce_bytes(32, hidden, dtype="bf16")
+    # quiz 4's profile of one TP=8 decode step (batch 1, 8x H100): step time, the all_reduces' share, their algbw
+    algbw_gbps = tp_all_reduce_bytes(1, hidden) / (out["ar_dec_us"] * 1e-6) / 1e9
+    claims.require(algbw_gbps < 0.01 * out["nvlink4_gbps"],
+                   "the 16 KiB decode all_reduce reaches under 1 % of NVLink 4's bandwidth: latency-bound")
+    out.update({"quiz_step_ms": 1e3 / out["h100_tp8_b1_user"],
+                "quiz_other_ms": 1e3 / out["h100_tp8_b1_user"] - out["h100_tp8_floor_ms"],
+                "quiz_dec_algbw_gbps": algbw_gbps, "quiz_dec_link_pct": 100 * algbw_gbps / out["nvlink4_gbps"]})
     return out
