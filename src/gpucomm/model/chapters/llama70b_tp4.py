@@ -113,8 +113,15 @@ def _summed_bandwidth(article: dict) -> dict[str, object]:
     busbw_pc = busbw_bytes_per_s("all_reduce", msg_bytes, meas_pc_s, TP)
     claims.require(busbw_nv < get_link("nvlink3").bw_bytes_per_s and busbw_pc < get_link("pcie4").bw_bytes_per_s / 3,
                    "measured busbw: below NVLink 3.0's rate, less than a third of PCIe 4.0's without P2P")
+    # the article writes "384 MB in 603 us = 631.58 GB/s": 384 decimal MB over 603 us, and the time 631.58 GB/s implies
+    summed_mb = TP * bus_bytes / MIB * 1e6  # "384 MB" read as decimal megabytes
+    claimed = article["article_claimed_nvlink_bw_bytes_per_s"].value
+    claims.require(abs(summed_mb / meas_nv_s / claimed - 1) > 0.005,
+                   "the article's 631.58 GB/s is not what its own 384 MB over 603 us gives")
     return {
         "summed_mib": TP * bus_bytes / MIB, "summed_bw_gbps": TP * bus_bytes / 1e9 / meas_nv_s,
+        "summed_bw_dec_gbps": summed_mb / meas_nv_s / 1e9, "article_implied_us": summed_mb / claimed * 1e6,
+        "summed_bw_pcie_dec_gbps": summed_mb / meas_pc_s / 1e9, "meas_algbw_pcie_gbps": msg_bytes / meas_pc_s / 1e9,
         "article_claim_gbps": article["article_claimed_nvlink_bw_bytes_per_s"].value / 1e9,
         "article_claim_pcie_gbps": article["article_claimed_pcie_bw_bytes_per_s"].value / 1e9,
         "meas_busbw_gbps": busbw_nv / 1e9, "meas_busbw_pcie_gbps": busbw_pc / 1e9,
@@ -179,7 +186,9 @@ def numbers() -> dict[str, object]:
         ``a100_band_pct`` (%), ``a100_band_points``, ``a100_band_sweeps``, ``*_busbw_*`` (GB/s). Inputs:
         ``nvlink3_gbps``, ``nvlink3_bidir_gbps``, ``pcie4_gbps``, ``deliv_*``, ``chbw_*``, ``beff_*`` (GB/s), ``ch_*``
         (channels), ``eff_nv``, ``eff_staged`` (fractions), ``launch_us``, ``nccl_lat_*`` (us). Summed bandwidth:
-        ``summed_mib``, ``summed_bw_gbps``, ``article_claim_*gbps``, ``meas_busbw_*gbps``. vLLM: ``vllm_*``,
+        ``summed_mib``, ``summed_bw_gbps`` (MiB over the time), ``summed_bw_dec_gbps`` and
+        ``summed_bw_pcie_dec_gbps`` (decimal MB over the time), ``article_implied_us`` (the time the article's figure
+        implies), ``article_claim_*gbps``, ``meas_busbw_*gbps``, ``meas_algbw_pcie_gbps``. vLLM: ``vllm_*``,
         ``model_gap_ms``, ``model_gap_pct``. Self-check: ``quiz_prompt_ar_bytes`` (bytes), ``bf_4``, ``bf_8``,
         ``bf_8_vs_4_pct`` (%), ``nvlink4_gbps``, ``ndr_gbps`` (GB/s), ``nvlink4_over_ndr``, ``net_step_*_us``,
         ``nvl_step_*_us`` (NCCL's ring step latencies, us), ``q3_*`` (us, ms, NCCL's pick).
