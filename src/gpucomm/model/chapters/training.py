@@ -109,9 +109,12 @@ def _memory() -> dict[str, object]:
     """Weights + gradients + Adam per GPU (ZeRO's 16 bytes per parameter), activations excluded."""
     dp8 = training_memory_bytes_per_gpu(M8, "dp", num_gpus=NUM_GPUS)
     claims.require(dp8 > max(get_gpu(g).mem_bytes for g in ("h100_sxm5", "rtx_4090")),
-                   "plain DP does not fit Llama-3-8B on any of these GPUs")
+                   "plain DP does not fit Llama-3-8B on either GPU of the table")
+    b200 = get_gpu("b200_hgx").mem_bytes
+    claims.require(dp8 < b200, "a B200 (the figure's largest GPU) holds plain DP's weights, gradients and Adam state")
     return {
-        "mem_dp8_gb": dp8 / 1e9, "mem_fsdp8_gb": training_memory_bytes_per_gpu(M8, "fsdp", num_gpus=NUM_GPUS) / 1e9,
+        "b200_mem_gb": b200 / 1e9, "mem_dp8_gb": dp8 / 1e9,
+        "mem_fsdp8_gb": training_memory_bytes_per_gpu(M8, "fsdp", num_gpus=NUM_GPUS) / 1e9,
         "mem_dp70_tb": training_memory_bytes_per_gpu(M70, "dp", num_gpus=NUM_GPUS) / 1e12,
         "mem_fsdp70_8_gb": training_memory_bytes_per_gpu(M70, "fsdp", num_gpus=8) / 1e9,
         "mem_fsdp70_16_gb": training_memory_bytes_per_gpu(M70, "fsdp", num_gpus=16) / 1e9,
@@ -151,7 +154,7 @@ def numbers() -> dict[str, object]:
         ``<s>_<sys>_s`` (communication per step, s), ``<s>_<sys>_exp_s`` (exposed, s), ``<s>_vol`` (bytes per GPU per
         direction, text), ``<s>_mem_gb`` (GB), ``<s>_calls`` (text), ``nv_compute_s``/``pc_compute_s`` (s),
         ``fsdp_over_dp``, ``pp_micro``, ``pp_act``, ``dp_buckets``. Overlap: ``tp_share_nv_pct``,
-        ``tp_share_pcie5_pct`` (%), ``dp_small_exp_s``, ``dp_small_compute_s`` (s). Memory: ``mem_*_gb`` (GB),
+        ``tp_share_pcie5_pct`` (%), ``dp_small_exp_s``, ``dp_small_compute_s`` (s). Memory: ``mem_*_gb``, ``b200_mem_gb`` (GB),
         ``mem_dp70_tb`` (TB). Pre-training layout: ``hy_*``, ``hyp_*``, ``hye_dp_s`` (s), ``*_share_pct`` (%),
         ``hy_tp_msg``. Validation: ``checked_nvlink``, ``checked_network`` (sentences). Self-check:
         ``quiz_dp_ring_gb``, ``quiz_fsdp_gb`` (GB).
