@@ -14,6 +14,7 @@ from __future__ import annotations
 import statistics
 
 from gpucomm.model import claims
+from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.cost import collective_cost
 from gpucomm.model.course import checked_on
 from gpucomm.model.fabric import make_fabric
@@ -230,6 +231,8 @@ def _network_and_nvls(results) -> dict[str, object]:
         "nvls_worst_pct": 100 * max(abs(by_id[c].error) for c in ("C13", "C14", "C11n5", "C11n6", "C11n7")),
         "c28_share_pct": 100 * by_id["C28"].measured * 1e9 / get_gpu("rtx_2080_ti").nvlink_bw_bytes_per_s,
         "nvlink4_dir": get_link("nvlink4").bw_bytes_per_s / 1e9,
+        # the row nccl-tests would print for C13 (quiz 2): algbw = busbw / 2(n-1)/n, nccl-tests doc/PERFORMANCE.md
+        "C13_algbw": by_id["C13"].measured / busbw_factor("all_reduce", 8),
     }
     claims.require(by_id["C29"].error < 0, "two DGX Spark over RoCE take longer at 8 KiB than the model gives")
     claims.require(all(r.error > 0 for r in _points(results, "S14", 2 * MIB, 64 * MIB)),
@@ -367,7 +370,7 @@ def numbers(results: list[Result] | None = None) -> dict[str, object]:
         each free parameter acts on, which its fit reads); per quoted case (:data:`GLUED_CASES`) ``<id>_meas`` / ``_model`` (GB/s or
         us), ``_err`` / ``_abs`` (%) and ``_factor``. Where the model is wrong: PCIe (``s06_*``, ``s07_*``,
         ``eff_staged_pct``, socket links in GB/s per direction), networks and NVLS (``net_ok_worst_pct``,
-        ``nvls_worst_pct``, ``nvls_min_*`` GPU counts), small messages (floors and per-GPU costs in us, worst errors in %,
+        ``nvls_worst_pct``, ``nvls_min_*`` GPU counts, ``C13_algbw`` the GB/s algbw of C13's busbw), small messages (floors and per-GPU costs in us, worst errors in %,
         latency scales as factors), mid-size and Blackwell (busbw in GB/s, errors in %).
 
     Raises
