@@ -71,7 +71,10 @@ def _reading_a_row(logs) -> dict[str, object]:
     return {"n_logs": len(logs), "ex_size": r0.size_bytes, "ex_size_h": format_size(r0.size_bytes), "ex_count": r0.count,
             "ex_time": r0.time_us, "ex_algbw": r0.algbw_gbps, "ex_busbw": r0.busbw_gbps, "ex_ranks": n,
             "ex_factor": busbw_factor("all_reduce", n), "ex_command": dgx.metadata["command"],
-            "f_ar_1": busbw_factor("all_reduce", 1)}
+            "f_ar_1": busbw_factor("all_reduce", 1),
+            # quiz 4: the row's busbw as a share of NVLink 3's per-direction rate (a DGX A100's GPUs are on NVLink 3)
+            "nv3_dir": get_link("nvlink3").bw_bytes_per_s / 1e9,
+            "ex_link_share_pct": 100 * r0.busbw_gbps * 1e9 / get_link("nvlink3").bw_bytes_per_s}
 
 
 def _small_messages(logs) -> dict[str, object]:
@@ -174,7 +177,8 @@ def numbers(logs: Mapping[str, object]) -> dict[str, object]:
     -------
     dict of str to object
         One row: ``ex_size`` (B), ``ex_size_h``, ``ex_count`` (elements), ``ex_time`` (us), ``ex_algbw``, ``ex_busbw``
-        (GB/s), ``ex_ranks``, ``ex_factor``, ``ex_command``, ``n_logs``, ``f_ar_1`` (busbw factor on 1 rank). Small
+        (GB/s), ``ex_ranks``, ``ex_factor``, ``ex_command``, ``n_logs``, ``f_ar_1`` (busbw factor on 1 rank), ``nv3_dir``
+        (GB/s per direction), ``ex_link_share_pct`` (the row's busbw as % of it). Small
         messages: ``small_eager_us``, ``small_graph_us``, ``small_launch_eager_us``, ``small_launch_graph_us``,
         ``launch_sync_us`` (us, 8x H100 at 8 B), ``floor_S06``, ``floor_S07`` (us), ``c22_per_gpu_us`` (the
         fitted host cost per GPU driven), ``c22_t2``, ``c22_t8``, ``c22_slope_us`` (issue #123's times and their rise
