@@ -14,6 +14,11 @@ from gpucomm.model import claims
 __all__ = ["numbers"]
 
 GIB = 2**30
+# The parser's warnings in words (``gpucomm.measure.logs.nccl_tests``; book/measuring.md, "Reading real logs").
+WARNING_WORDS = {
+    "in_place_outlier": "at one size the in-place time is far from the out-of-place one",
+    "busbw_dip": "busbw dips below the smaller sizes' best at one size and recovers after",
+}
 
 
 def numbers(example: Mapping, info: Mapping) -> dict[str, object]:
@@ -32,7 +37,9 @@ def numbers(example: Mapping, info: Mapping) -> dict[str, object]:
     -------
     dict of str to object
         ``example_ranks``, ``example_warnings`` (the parser's warning codes), ``example_size`` (the largest size, GiB),
-        ``example_ratio`` (measured / model busbw at that size), ``info_findings`` (what ``gpucomm diagnose`` flags).
+        ``example_ratio`` (measured / model busbw at that size), ``info_findings`` (what ``gpucomm diagnose`` flags),
+        ``example_warnings_text`` and ``info_findings_text`` (the same in words, :data:`WARNING_WORDS` and each
+        finding's title).
 
     Raises
     ------
@@ -57,4 +64,8 @@ def numbers(example: Mapping, info: Mapping) -> dict[str, object]:
         "example_size": last["msg_bytes"] / GIB,
         "example_ratio": last["busbw_bytes_per_s"] / model["busbw_bytes_per_s"][-1],
         "info_findings": ", ".join(codes),
+        # the same in words, for the prose: each warning's first clause, each finding's title
+        "example_warnings_text": "; ".join(f"{WARNING_WORDS.get(w['code'], w['code'])} ({w['code']})"
+                                           for w in run["meta"]["warnings"]) or "none",
+        "info_findings_text": "; ".join(f"{f['title']} ({f['code']})" for f in info["findings"]),
     }
