@@ -370,7 +370,8 @@ def numbers(results: list[Result] | None = None) -> dict[str, object]:
         each free parameter acts on, which its fit reads); per quoted case (:data:`GLUED_CASES`) ``<id>_meas`` / ``_model`` (GB/s or
         us), ``_err`` / ``_abs`` (%) and ``_factor``. Where the model is wrong: PCIe (``s06_*``, ``s07_*``,
         ``eff_staged_pct``, socket links in GB/s per direction), networks and NVLS (``net_ok_worst_pct``,
-        ``nvls_worst_pct``, ``nvls_min_*`` GPU counts, ``C13_algbw`` the GB/s algbw of C13's busbw), small messages (floors and per-GPU costs in us, worst errors in %,
+        ``nvls_worst_pct``, ``nvls_min_*`` GPU counts,
+        ``C13_algbw`` the GB/s algbw of C13's busbw), small messages (floors and per-GPU costs in us, worst errors in %,
         latency scales as factors), mid-size and Blackwell (busbw in GB/s, errors in %).
 
     Raises
