@@ -14,9 +14,7 @@ No book build is needed: the cells are plain Python over the package.
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -58,29 +56,6 @@ def run_page(page: Path, monkeypatch, *, record_claims: list | None = None) -> d
     return glued
 
 
-def clear_model_caches() -> None:
-    """Empty every memoised function of :mod:`gpucomm.model` (NCCL's plan per fabric is cached, and reads parameters)."""
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    """Caches emptied before and after: a changed parameter must reach every number, and leave none behind."""
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def scale_parameter(monkeypatch, table: dict, key: str, factor: float) -> None:
-    """Multiply one calibration parameter of ``table`` by ``factor`` for this test only."""
-    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
-    clear_model_caches()
-
-
 def test_tp_inference_runs_and_its_claims_hold(monkeypatch):
     glued = run_page(BOOK / "tp_inference.md", monkeypatch)
     # the TP=4 -> TP=8 sentence says what the glued speed-ups say
@@ -88,11 +63,11 @@ def test_tp_inference_runs_and_its_claims_hold(monkeypatch):
     assert word.endswith("faster" if glued["s8_h100_tp8"] > glued["s8_h100_tp4"] else "slower"), word
 
 
-def test_tp8_word_flips_with_the_model(monkeypatch, fresh_model):
+def test_tp8_word_flips_with_the_model(monkeypatch, scale_parameter):
     """More NVLink latency per step makes TP=8 (14 ring steps) lose to TP=4 (6): the sentence says 'slower'."""
     base = run_page(BOOK / "tp_inference.md", monkeypatch)["s8_tp8_vs_tp4"]
     factor = 20.0 if base.endswith("faster") else 0.05
-    scale_parameter(monkeypatch, cal.TUNER_LATENCY_SCALE, "nvlink4", factor)
+    scale_parameter(cal.TUNER_LATENCY_SCALE, "nvlink4", factor)
     broken: list = []
     glued = run_page(BOOK / "tp_inference.md", monkeypatch, record_claims=broken)
     flipped = glued["s8_tp8_vs_tp4"]
@@ -101,77 +76,71 @@ def test_tp8_word_flips_with_the_model(monkeypatch, fresh_model):
     assert broken, "so large a change of the NVLink latency leaves every other sentence of the page true"
 
 
-def test_a_flipped_ranking_stops_the_page(monkeypatch, fresh_model):
+def test_a_flipped_ranking_stops_the_page(monkeypatch, scale_parameter):
     """Host-staged PCIe at half its measured efficiency: the RTX 4090s (no P2P) now gain less from TP=2 in prefill than
     the H100 PCIe cards, and the page refuses to say the opposite."""
-    scale_parameter(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 0.5)
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 0.5)
     with pytest.raises(claims.ClaimError, match="gain less than the RTX 4090s"):
         run_page(BOOK / "tp_inference.md", monkeypatch)
 
 
-def test_pcie_staging_claim_stops_the_page(monkeypatch, fresh_model):
+def test_pcie_staging_claim_stops_the_page(monkeypatch, scale_parameter):
     """Staging through host memory as efficient as P2P: 'P2P gets about twice what staging does' is false, the page stops."""
     run_page(BOOK / "pcie.md", monkeypatch)
-    scale_parameter(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 1.8)
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 1.8)
     with pytest.raises(claims.ClaimError, match="P2P gets about twice what staging does"):
         run_page(BOOK / "pcie.md", monkeypatch)
 
 
-
-def test_nvswitch_nvls_claim_stops_the_page(monkeypatch, fresh_model):
+def test_nvswitch_nvls_claim_stops_the_page(monkeypatch, scale_parameter):
     """NVLS at 60 % of its fitted efficiency loses to the ring at 1 GiB: 'NVLS is faster than the ring' stops the page."""
     run_page(BOOK / "nvswitch.md", monkeypatch)
-    scale_parameter(monkeypatch, vars(cal), "NVLS_EFFICIENCY", 0.6)
+    scale_parameter(vars(cal), "NVLS_EFFICIENCY", 0.6)
     with pytest.raises(claims.ClaimError, match="NVLS is faster than the ring"):
         run_page(BOOK / "nvswitch.md", monkeypatch)
 
 
-
-def test_training_network_claim_stops_the_page(monkeypatch, fresh_model):
+def test_training_network_claim_stops_the_page(monkeypatch, scale_parameter):
     """The network at a tenth of its fitted efficiency: EDR's DP all_reduce is no longer small next to the compute."""
     run_page(BOOK / "training.md", monkeypatch)
-    scale_parameter(monkeypatch, vars(cal), "NET_EFFICIENCY", 0.1)
+    scale_parameter(vars(cal), "NET_EFFICIENCY", 0.1)
     with pytest.raises(claims.ClaimError, match="EDR's DP all_reduce is still small"):
         run_page(BOOK / "training.md", monkeypatch)
 
 
-
-def test_choosing_hardware_prefill_word_follows_the_model(monkeypatch, fresh_model):
+def test_choosing_hardware_prefill_word_follows_the_model(monkeypatch, scale_parameter):
     """Host staging three times as efficient: TP=2 on two RTX 4090s stops slowing prefill, and the sentence says so."""
     base = run_page(BOOK / "choosing_hardware.md", monkeypatch)
     assert base["r4_pre_word"] == ("gets slower" if base["r4_pre_speedup"] < 1 else "gets faster too")
-    scale_parameter(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 3.0 if base["r4_pre_speedup"] < 1 else 1 / 3)
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 3.0 if base["r4_pre_speedup"] < 1 else 1 / 3)
     glued = run_page(BOOK / "choosing_hardware.md", monkeypatch, record_claims=[])
     assert glued["r4_pre_word"] != base["r4_pre_word"]
     assert glued["r4_pre_word"] == ("gets slower" if glued["r4_pre_speedup"] < 1 else "gets faster too")
 
 
-
-def test_rack_scale_tree_claim_stops_the_page(monkeypatch, fresh_model):
+def test_rack_scale_tree_claim_stops_the_page(monkeypatch, scale_parameter):
     """The network at a tenth of its efficiency: two nodes now lose more than the NIC ratio, and the page stops."""
     run_page(BOOK / "rack_scale.md", monkeypatch)
-    scale_parameter(monkeypatch, vars(cal), "NET_EFFICIENCY", 0.1)
+    scale_parameter(vars(cal), "NET_EFFICIENCY", 0.1)
     with pytest.raises(claims.ClaimError, match="two nodes lose less than the NIC ratio"):
         run_page(BOOK / "rack_scale.md", monkeypatch)
 
 
-
-def test_why_communication_slower_than_one_gpu_follows_the_model(monkeypatch, fresh_model):
+def test_why_communication_slower_than_one_gpu_follows_the_model(monkeypatch, scale_parameter):
     """Host staging 8x as efficient: TP=8 prefill without P2P beats one GPU; the sentence says so and quiz 4 stops."""
     base = run_page(BOOK / "why_communication.md", monkeypatch)
     assert base["sp_pre_nop2p_word"] == ("slower than one GPU" if base["sp_pre_nop2p"] < 1 else "still faster than one GPU")
-    scale_parameter(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 8.0)
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 8.0)
     broken: list = []
     glued = run_page(BOOK / "why_communication.md", monkeypatch, record_claims=broken)
     assert glued["sp_pre_nop2p"] > 1 and glued["sp_pre_nop2p_word"] == "still faster than one GPU"
     assert any("quiz 4" in claim for claim in broken), broken
 
 
-
-def test_small_messages_vllm_crossover_stops_the_page(monkeypatch, fresh_model):
+def test_small_messages_vllm_crossover_stops_the_page(monkeypatch, scale_parameter):
     """Custom kernels 20x slower per step: their lines no longer cross where vLLM switches, and the page stops."""
     run_page(BOOK / "small_messages.md", monkeypatch)
-    scale_parameter(monkeypatch, vars(cal), "LL_STEP_LATENCY_S", 20.0)
+    scale_parameter(vars(cal), "LL_STEP_LATENCY_S", 20.0)
     with pytest.raises(claims.ClaimError, match="cross about where vLLM switches"):
         run_page(BOOK / "small_messages.md", monkeypatch)
 

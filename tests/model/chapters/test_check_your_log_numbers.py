@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import math
-import re
-from pathlib import Path
 
 import pytest
 
@@ -15,10 +13,6 @@ from gpucomm.model import claims
 from gpucomm.model.chapters import check_your_log
 from gpucomm.viz.calculators.log_check import check_log
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "check_your_log.md"
-REF = re.compile(r"\{glue(?::[a-z]*)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
-
 
 @pytest.fixture(scope="module")
 def checked():
@@ -27,9 +21,8 @@ def checked():
     return example, info
 
 
-def test_numbers_give_every_key_the_page_reads(checked):
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(checked, page_refs):
+    refs = page_refs("check_your_log")
     assert refs, "the page glues its example's numbers"
     values = check_your_log.numbers(*checked)
     assert refs <= set(values), sorted(refs - set(values))

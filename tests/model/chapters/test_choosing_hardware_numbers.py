@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,34 +10,9 @@ from gpucomm.model import claims
 from gpucomm.model.chapters import choosing_hardware
 from gpucomm.model.hardware import calibration as cal
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "choosing_hardware.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def scale(monkeypatch, table: dict, key: str, factor: float) -> None:
-    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("choosing_hardware")
     values = choosing_hardware.numbers()
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -49,20 +20,20 @@ def test_numbers_give_every_key_the_page_reads():
             assert math.isfinite(value) and value >= 0, (key, value)
 
 
-def test_prefill_word_follows_the_speedup(monkeypatch, fresh_model):
+def test_prefill_word_follows_the_speedup(monkeypatch, scale_parameter):
     """Host staging three times as efficient (or a third): the two-card prefill sentence changes its word."""
     base = choosing_hardware.numbers()
     assert base["r4_pre_word"] == ("gets slower" if base["r4_pre_speedup"] < 1 else "gets faster too")
-    scale(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 3.0 if base["r4_pre_speedup"] < 1 else 1 / 3)
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 3.0 if base["r4_pre_speedup"] < 1 else 1 / 3)
     monkeypatch.setattr(claims, "require", lambda ok, claim: None)
     flipped = choosing_hardware.numbers()
     assert flipped["r4_pre_word"] != base["r4_pre_word"]
     assert flipped["r4_pre_word"] == ("gets slower" if flipped["r4_pre_speedup"] < 1 else "gets faster too")
 
 
-def test_slow_nvlink_stops_the_batch_1_sentence(monkeypatch, fresh_model):
+def test_slow_nvlink_stops_the_batch_1_sentence(scale_parameter):
     """NVLink 4.0's ring at a tenth of its fitted efficiency: the DGX's decode all_reduces no longer cost about what the
     RTX 4090 box's do, and the page refuses to say so."""
-    scale(monkeypatch, cal.RING_EFFICIENCY, "nvlink4", 0.1)
+    scale_parameter(cal.RING_EFFICIENCY, "nvlink4", 0.1)
     with pytest.raises(claims.ClaimError, match="the all_reduce time is about the same"):
         choosing_hardware.numbers()

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
-import sys
-from pathlib import Path
 from types import MappingProxyType
 
 import pytest
@@ -14,29 +11,9 @@ from gpucomm.model import claims
 from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.chapters import collectives
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "collectives.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("collectives")
     values = collectives.numbers()
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -57,9 +34,7 @@ def test_tables_and_words_agree_with_the_numbers():
 
 def test_cheap_nvls_latency_stops_the_small_message_ranking(monkeypatch, fresh_model):
     """NVLS's 25 us NVLink latency set to 0: it is no longer the slowest algorithm at 64 KiB, and the page stops."""
-    collectives.numbers()
     nvlink = dict(nt.HW_LATENCY_US["nvlink"], nvls=(0.0, 0.0, 0.0))
     monkeypatch.setattr(nt, "HW_LATENCY_US", MappingProxyType(dict(nt.HW_LATENCY_US, nvlink=MappingProxyType(nvlink))))
-    clear_model_caches()
     with pytest.raises(claims.ClaimError, match="NVLS the slowest"):
         collectives.numbers()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -13,19 +11,14 @@ from gpucomm.measure.logs.nccl_info import bundled_info_log_names, read_bundled_
 from gpucomm.model import claims
 from gpucomm.model.chapters import debugging
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "debugging.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
-
 
 @pytest.fixture(scope="module")
 def logs():
     return {name: read_bundled_info_log(name) for name in bundled_info_log_names()}
 
 
-def test_numbers_give_every_key_the_page_reads(logs):
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(logs, page_refs):
+    refs = page_refs("debugging")
     values = debugging.numbers(logs)
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():

@@ -4,24 +4,18 @@ from __future__ import annotations
 
 import functools
 import math
-import re
-from pathlib import Path
 
 import pytest
 
 from gpucomm.model import claims, failure_timing
 from gpucomm.model.chapters import failures
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "failures.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 PAGE_KEYS = {"bsr_ranks", "bsr_seq", "bsr_timeout_s", "bsr_enqueued", "bsr_completed"}
 """Keys the page glues itself: they read the quoted log with the parsers of gpucomm.measure."""
 
 
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("failures")
     values = failures.numbers()
     assert refs - PAGE_KEYS <= set(values), sorted(refs - PAGE_KEYS - set(values))
     for key, value in values.items():

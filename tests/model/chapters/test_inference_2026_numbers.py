@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,34 +11,9 @@ from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.chapters import inference_2026
 from gpucomm.model.hardware import calibration as cal
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "inference_2026.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def scale(monkeypatch, table: dict, key: str, factor: float) -> None:
-    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("inference_2026")
     values = inference_2026.numbers()
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -59,8 +30,8 @@ def test_ring_steps_are_nccls_ll_nvlink_steps():
     assert values["sym_vs_ring"] == ("less" if values["sym_dec_us"] < values["nccl_ring_est_us"] else "more")
 
 
-def test_slow_custom_kernels_stop_the_one_shot_claim(monkeypatch, fresh_model):
+def test_slow_custom_kernels_stop_the_one_shot_claim(scale_parameter):
     """The alpha-beta rounds 10x slower: one-shot no longer beats NCCL's ring, and the page stops."""
-    scale(monkeypatch, vars(cal), "LL_STEP_LATENCY_S", 10.0)
+    scale_parameter(vars(cal), "LL_STEP_LATENCY_S", 10.0)
     with pytest.raises(claims.ClaimError, match="one-shot beats two-shot"):
         inference_2026.numbers()

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,34 +10,9 @@ from gpucomm.model import claims
 from gpucomm.model.chapters import llama70b_tp4
 from gpucomm.model.hardware import calibration as cal
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "llama70b_tp4.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def scale(monkeypatch, table: dict, key: str, factor: float) -> None:
-    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("llama70b_tp4")
     values = llama70b_tp4.numbers()
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -63,18 +34,18 @@ def test_summed_bandwidth_is_four_times_the_bus_bytes():
     assert values["meas_busbw_gbps"] < values["nvlink3_gbps"] < values["summed_bw_gbps"]
 
 
-def test_the_word_follows_the_model_against_the_measurement(monkeypatch, fresh_model):
+def test_the_word_follows_the_model_against_the_measurement(monkeypatch, scale_parameter):
     """NVLink 3.0 delivering 60 % of its fitted ring efficiency: the model's time is now long, and the word says so."""
     base = llama70b_tp4.numbers()
     assert base["nv_fast_or_slow"] == ("long" if base["err_nv_pct"] > 0 else "short")
-    scale(monkeypatch, cal.RING_EFFICIENCY, "nvlink3", 0.6)
+    scale_parameter(cal.RING_EFFICIENCY, "nvlink3", 0.6)
     monkeypatch.setattr(claims, "require", lambda ok, claim: None)
     values = llama70b_tp4.numbers()
     assert values["err_nv_pct"] > 0 and values["nv_fast_or_slow"] == "long"
 
 
-def test_slow_staging_stops_the_vllm_claim(monkeypatch, fresh_model):
+def test_slow_staging_stops_the_vllm_claim(scale_parameter):
     """Host staging at 70 % of its efficiency: the model's PCIe gap overshoots what vLLM measured, and the page stops."""
-    scale(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 0.7)
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 0.7)
     with pytest.raises(claims.ClaimError, match="most of the slowdown vLLM measures"):
         llama70b_tp4.numbers()

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,25 +13,6 @@ from gpucomm.model.collectives import busbw_factor
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.validation import CASES
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "measuring.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
-
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
 
 @pytest.fixture(scope="module")
 def logs():
@@ -44,9 +21,8 @@ def logs():
     return {name: read_bundled_log(name) for name in bundled_log_names() if name in ids}
 
 
-def test_numbers_give_every_key_the_page_reads(logs):
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(logs, page_refs):
+    refs = page_refs("measuring")
     values = measuring.numbers(logs)
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -67,10 +43,8 @@ def test_model_rows_cover_every_log(logs):
     assert all(r["model busbw (GB/s)"] > 0 for r in rows)
 
 
-def test_a_graph_replay_slower_than_an_eager_launch_stops_the_claim(logs, monkeypatch, fresh_model):
+def test_a_graph_replay_slower_than_an_eager_launch_stops_the_claim(logs, scale_parameter):
     """The graph launch 20x its fitted cost: a replay no longer costs less than an eager launch."""
-    table = cal.LAUNCH_S
-    monkeypatch.setitem(table, "graph", dataclasses.replace(table["graph"], value=table["graph"].value * 20))
-    clear_model_caches()
+    scale_parameter(cal.LAUNCH_S, "graph", 20)
     with pytest.raises(claims.ClaimError, match="costs more than a graph replay"):
         measuring.numbers(logs)

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,34 +10,9 @@ from gpucomm.model import claims
 from gpucomm.model.chapters import myths
 from gpucomm.model.hardware import calibration as cal
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "myths.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def scale(monkeypatch, table: dict, key: str, factor: float) -> None:
-    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("myths")
     values = myths.numbers()
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -57,10 +28,10 @@ def test_direction_link_and_gpu_figures_agree():
     assert v["s8_eff_8"] == pytest.approx(v["s8_dec_8"] / 8)
 
 
-def test_fast_host_staging_stops_the_rtx_4090_sentence(monkeypatch, fresh_model):
+def test_fast_host_staging_stops_the_rtx_4090_sentence(monkeypatch, scale_parameter):
     """Host staging 8x as efficient: two RTX 4090s without P2P now gain from TP=2 prefill, and the page stops."""
     myths.numbers()
-    scale(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 8.0)
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 8.0)
     broken: list = []
     monkeypatch.setattr(claims, "require", lambda ok, claim: None if ok else broken.append(claim))
     v = myths.numbers()

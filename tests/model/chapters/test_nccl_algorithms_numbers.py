@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
-import sys
-from pathlib import Path
 from types import MappingProxyType
 
 import pytest
@@ -14,33 +11,14 @@ from gpucomm.model import claims
 from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.chapters import nccl_algorithms
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "nccl_algorithms.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 LOG_BYTES = 768 * 2**20
 """The all_reduce of NCCL issue #1595's TUNING line (768 MiB, 8x H100, NCCL_PROTO=Simple)."""
 LOG_US = 3970.683594
 """The estimate NCCL printed for it, us (the line: ``805306368 Bytes -> Algo 1 proto 2 time 3970.683594``)."""
 
 
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("nccl_algorithms")
     values = nccl_algorithms.numbers() | nccl_algorithms.tuning_log_numbers(LOG_BYTES, LOG_US)
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -67,9 +45,7 @@ def test_a_wrong_printed_estimate_stops_the_page():
 
 def test_nvls_without_latency_takes_the_mid_size_and_stops_the_page(monkeypatch, fresh_model):
     """NVLS's 25 us NVLink latency set to 0: NVLS wins at 1 MiB too, and the sentence on the three picks stops."""
-    nccl_algorithms.numbers()
     nvlink = dict(nt.HW_LATENCY_US["nvlink"], nvls=(0.0, 0.0, 0.0))
     monkeypatch.setattr(nt, "HW_LATENCY_US", MappingProxyType(dict(nt.HW_LATENCY_US, nvlink=MappingProxyType(nvlink))))
-    clear_model_caches()
     with pytest.raises(claims.ClaimError, match="NCCL picks Ring/LL at 8 KiB and 1 MiB"):
         nccl_algorithms.numbers()

@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import math
-import re
-from pathlib import Path
 
 import pytest
 
 from gpucomm.model import claims, nccl_tuner
 from gpucomm.model.chapters import nvlink
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "nvlink.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("nvlink")
     values = nvlink.numbers()
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():

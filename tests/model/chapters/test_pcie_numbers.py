@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,37 +10,13 @@ from gpucomm.model import claims
 from gpucomm.model.chapters import pcie
 from gpucomm.model.hardware import calibration as cal
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "pcie.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 PAGE_KEYS = {"dgx1_gpus", "dgx1_nv_pairs", "dgx1_soc_pairs", "nv1_links_gpu0", "dgx1_gpu0_nv", "dgx1_gpu0_pix",
              "dgx1_gpu0_phb", "dgx1_gpu0_soc_gpus"}
 """Keys the page glues itself: they read the topology parser of gpucomm.measure."""
 
 
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def scale(monkeypatch, table: dict, key: str, factor: float) -> None:
-    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("pcie")
     values = pcie.numbers()
     assert refs - PAGE_KEYS <= set(values), sorted(refs - PAGE_KEYS - set(values))
     for key, value in values.items():
@@ -65,9 +37,9 @@ def test_p2p_beats_staging_on_every_generation():
         assert pcie.ring_busbw_gbps(gen, p2p=True) > pcie.ring_busbw_gbps(gen, p2p=False)
 
 
-def test_staging_as_good_as_p2p_stops_the_claim(monkeypatch, fresh_model):
+def test_staging_as_good_as_p2p_stops_the_claim(scale_parameter):
     """Host staging 1.8x as efficient: P2P no longer gets about twice what staging does."""
     pcie.numbers()
-    scale(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 1.8)
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 1.8)
     with pytest.raises(claims.ClaimError, match="P2P gets about twice what staging does"):
         pcie.numbers()

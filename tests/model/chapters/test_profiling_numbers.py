@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import math
-import re
-from pathlib import Path
 
 import pytest
 
 from gpucomm.model import claims
 from gpucomm.model.chapters import profiling
-
-PAGE = Path(__file__).resolve().parents[3] / "book" / "profiling.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
 
 def step_trace(comm: tuple[int, int], compute: tuple[int, int], step_us: int = 10_000) -> list[dict]:
@@ -33,9 +27,8 @@ def page_numbers(traces) -> dict:
             **profiling.trace_numbers(traces)}
 
 
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("profiling")
     values = page_numbers(lab(step_trace((0, 4000), (4000, 9000)), step_trace((0, 4000), (0, 3000), 9000)))
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,41 +10,12 @@ from gpucomm.model import claims
 from gpucomm.model.chapters import scale_out
 from gpucomm.model.hardware import calibration as cal
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "scale_out.md"
 
-
-def page_keys(page: Path) -> set[str]:
-    """The glue keys a page references: ``{glue:text}`key``` in its prose and ``:answer: key`` of its self-checks."""
-    text = page.read_text(encoding="utf-8")
-    refs = set(re.findall(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`", text))
-    return refs | {a for a in re.findall(r"^:answer:\s*(\S+)", text, re.M) if not re.fullmatch(r"[0-9.]+", a)}
-
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def scale(monkeypatch, table: dict, key: str, factor: float) -> None:
-    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
-    clear_model_caches()
-
-
-def test_numbers_cover_the_page_and_are_finite():
+def test_numbers_cover_the_page_and_are_finite(page_refs):
     from gpucomm.measure.logs.nccl_tests import read_bundled_log
 
     values = {**scale_out.numbers(), **scale_out.sweep_numbers(read_bundled_log("C08").out_of_place())}
-    missing = page_keys(PAGE) - values.keys()
+    missing = page_refs("scale_out") - values.keys()
     assert not missing, missing
     for key, value in values.items():
         if isinstance(value, (int, float)):
@@ -65,18 +32,18 @@ def test_multi_node_busbw_is_read_against_the_node_nic_total():
     assert len(rows) == 9 and {r["nodes"] for r in rows} == {2, 8, 32}
 
 
-def test_the_ring_word_follows_the_model(monkeypatch, fresh_model):
+def test_the_ring_word_follows_the_model(monkeypatch, scale_parameter):
     """The network at a tenth of its efficiency: NVLSTree's lead over a ring changes, and the glued phrase with it."""
     base = scale_out.numbers()["nccl_vs_ring"]
-    scale(monkeypatch, vars(cal), "NET_EFFICIENCY", 0.1)
+    scale_parameter(vars(cal), "NET_EFFICIENCY", 0.1)
     monkeypatch.setattr(claims, "require", lambda ok, claim: None)
     assert scale_out.numbers()["nccl_vs_ring"] != base
 
 
-def test_a_slow_network_stops_the_page(monkeypatch, fresh_model):
+def test_a_slow_network_stops_the_page(monkeypatch, scale_parameter):
     """The network at a tenth of its efficiency: the ring no longer reaches far above one NIC, and the page stops."""
     scale_out.numbers()
-    scale(monkeypatch, vars(cal), "NET_EFFICIENCY", 0.1)
+    scale_parameter(vars(cal), "NET_EFFICIENCY", 0.1)
     with pytest.raises(claims.ClaimError):
         scale_out.numbers()
     broken: list = []

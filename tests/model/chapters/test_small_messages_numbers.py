@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,34 +11,9 @@ from gpucomm.model import claims
 from gpucomm.model.chapters import small_messages
 from gpucomm.model.hardware import calibration as cal
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "small_messages.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def scale(monkeypatch, table: dict, key: str, factor: float) -> None:
-    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("small_messages")
     values = small_messages.numbers()
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -59,10 +31,10 @@ def test_sixteen_kib_is_launch_plus_latency_and_the_tables_agree():
     assert quiz[-1]["busbw (GB/s)"] == pytest.approx(v["quiz_busbw_64k"])
 
 
-def test_slow_custom_kernel_steps_stop_the_vllm_sentence(monkeypatch, fresh_model):
+def test_slow_custom_kernel_steps_stop_the_vllm_sentence(scale_parameter):
     """Custom kernels' steps 20x as slow: their lines no longer cross where vLLM switches."""
     small_messages.numbers()
-    scale(monkeypatch, vars(cal), "LL_STEP_LATENCY_S", 20.0)
+    scale_parameter(vars(cal), "LL_STEP_LATENCY_S", 20.0)
     with pytest.raises(claims.ClaimError, match="cross about where vLLM switches"):
         small_messages.numbers()
 
@@ -71,6 +43,5 @@ def test_a_slow_graph_launch_stops_the_cuda_graph_sentence(monkeypatch, fresh_mo
     """A graph launch as slow as 30 eager ones: a CUDA graph no longer saves anything, and the sentence stops."""
     monkeypatch.setitem(cal.LAUNCH_S, "graph", dataclasses.replace(cal.LAUNCH_S["graph"],
                                                                    value=30 * cal.LAUNCH_S["eager"].value))
-    clear_model_caches()
     with pytest.raises(claims.ClaimError, match="a CUDA graph saves the launch"):
         small_messages.numbers()

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,34 +11,9 @@ from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.chapters import tp_inference
 from gpucomm.model.hardware import calibration as cal
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "tp_inference.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def scale(monkeypatch, table: dict, key: str, factor: float) -> None:
-    monkeypatch.setitem(table, key, dataclasses.replace(table[key], value=table[key].value * factor))
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("tp_inference")
     values = tp_inference.numbers()
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -66,18 +37,18 @@ def test_tp8_word_follows_the_speedups():
     assert values["s8_per_gpu_tp8"] == pytest.approx(values["s8_h100_tp8"] / 8)
 
 
-def test_slow_nvlink_steps_flip_the_tp8_word(monkeypatch, fresh_model):
+def test_slow_nvlink_steps_flip_the_tp8_word(monkeypatch, scale_parameter):
     """NVLink's tuner latency 20x: TP=8 (14 ring steps) loses to TP=4 (6); the phrase says 'slower'."""
     base = tp_inference.numbers()["s8_tp8_vs_tp4"]
-    scale(monkeypatch, cal.TUNER_LATENCY_SCALE, "nvlink4", 20.0 if base.endswith("faster") else 0.05)
+    scale_parameter(cal.TUNER_LATENCY_SCALE, "nvlink4", 20.0 if base.endswith("faster") else 0.05)
     monkeypatch.setattr(claims, "require", lambda ok, claim: None)
     values = tp_inference.numbers()
     assert values["s8_tp8_vs_tp4"].split()[-1] != base.split()[-1]
     assert values["s8_tp8_vs_tp4"].endswith("faster" if values["s8_h100_tp8"] > values["s8_h100_tp4"] else "slower")
 
 
-def test_poor_host_staging_stops_the_prefill_ranking(monkeypatch, fresh_model):
+def test_poor_host_staging_stops_the_prefill_ranking(scale_parameter):
     """Host staging at half its efficiency: the RTX 4090s no longer gain more than the H100 PCIe cards."""
-    scale(monkeypatch, vars(cal), "HOST_STAGED_EFFICIENCY", 0.5)
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 0.5)
     with pytest.raises(claims.ClaimError, match="gain less than the RTX 4090s"):
         tp_inference.numbers()

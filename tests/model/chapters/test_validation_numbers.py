@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,34 +11,14 @@ from gpucomm.model.chapters import validation
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.validation import accuracy, validate
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "validation.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
-
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
 
 @pytest.fixture(scope="module")
 def results():
     return validate()
 
 
-def test_numbers_give_every_key_the_page_reads(results):
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(results, page_refs):
+    refs = page_refs("validation")
     values = validation.numbers(results)
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -68,11 +44,9 @@ def test_tables_cover_every_case_and_parameter(results):
     assert len(validation.parameter_rows()) == len(cal.all_parameters())
 
 
-def test_a_recalibration_not_committed_stops_the_headline(monkeypatch, fresh_model):
+def test_a_recalibration_not_committed_stops_the_headline(scale_parameter):
     """A fixed (not fitted) parameter changed by half: the accuracy no longer matches the committed calibration file,
     so the page's headline would quote a stale figure, and the build stops."""
-    table = cal.LAUNCH_S
-    monkeypatch.setitem(table, "eager", dataclasses.replace(table["eager"], value=table["eager"].value * 3))
-    clear_model_caches()
+    scale_parameter(cal.LAUNCH_S, "eager", 3)
     with pytest.raises(claims.ClaimError, match="committed leave-one-sweep-out figure"):
         validation.numbers()

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -14,29 +11,9 @@ from gpucomm.model import claims
 from gpucomm.model.chapters import why_communication
 from gpucomm.model.hardware import calibration as cal
 
-PAGE = Path(__file__).resolve().parents[3] / "book" / "why_communication.md"
-REF = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)(?::[^`]*)?`")
-ANSWER = re.compile(r"^:answer:\s*(\S+)", re.M)
 
-
-def clear_model_caches() -> None:
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("gpucomm.model"):
-            for value in list(vars(module).values()):
-                if callable(getattr(value, "cache_clear", None)):
-                    value.cache_clear()
-
-
-@pytest.fixture
-def fresh_model():
-    clear_model_caches()
-    yield
-    clear_model_caches()
-
-
-def test_numbers_give_every_key_the_page_reads():
-    text = PAGE.read_text(encoding="utf-8")
-    refs = set(REF.findall(text)) | set(ANSWER.findall(text))
+def test_numbers_give_every_key_the_page_reads(page_refs):
+    refs = page_refs("why_communication")
     values = why_communication.numbers()
     assert refs <= set(values), sorted(refs - set(values))
     for key, value in values.items():
@@ -51,11 +28,9 @@ def test_the_word_agrees_with_the_speedup():
     assert values["gap_pcie5"] == pytest.approx(values["grow_compute"] / values["grow_pcie5"])
 
 
-def test_efficient_staging_flips_the_word_and_stops_quiz_4(monkeypatch, fresh_model):
+def test_efficient_staging_flips_the_word_and_stops_quiz_4(monkeypatch, scale_parameter):
     """Host staging 8x as efficient: TP=8 prefill without P2P beats one GPU, the word follows and quiz 4's claim stops."""
-    monkeypatch.setitem(vars(cal), "HOST_STAGED_EFFICIENCY",
-                        dataclasses.replace(cal.HOST_STAGED_EFFICIENCY, value=cal.HOST_STAGED_EFFICIENCY.value * 8))
-    clear_model_caches()
+    scale_parameter(vars(cal), "HOST_STAGED_EFFICIENCY", 8)
     with pytest.raises(claims.ClaimError, match="quiz 4"):
         why_communication.numbers()
     broken: list = []
@@ -72,6 +47,5 @@ def test_quiz_1_reads_the_fitted_pcie_share_and_needs_it_below_half():
 def test_efficient_pcie_p2p_stops_quiz_1(monkeypatch, fresh_model):
     """With P2P at 90 % a ring takes about 2.3x the '64 GB/s' estimate, not 'well over twice': the claim stops."""
     monkeypatch.setitem(vars(cal), "PCIE_P2P_EFFICIENCY", dataclasses.replace(cal.PCIE_P2P_EFFICIENCY, value=0.9))
-    clear_model_caches()
     with pytest.raises(claims.ClaimError, match="quiz 1"):
         why_communication.numbers()
