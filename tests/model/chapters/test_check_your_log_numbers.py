@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import math
 
 import pytest
 
@@ -21,14 +20,8 @@ def checked():
     return example, info
 
 
-def test_numbers_give_every_key_the_page_reads(checked, page_refs):
-    refs = page_refs("check_your_log")
-    assert refs, "the page glues its example's numbers"
-    values = check_your_log.numbers(*checked)
-    assert refs <= set(values), sorted(refs - set(values))
-    for key, value in values.items():
-        if isinstance(value, (int, float)):
-            assert math.isfinite(value), (key, value)
+def test_numbers_give_every_key_the_page_reads(checked, check_page_numbers):
+    check_page_numbers("check_your_log", check_your_log.numbers(*checked))
 
 
 def test_the_ratio_is_measured_over_model(checked):

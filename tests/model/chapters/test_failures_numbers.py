@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 
 import pytest
 
@@ -14,13 +13,8 @@ PAGE_KEYS = {"bsr_ranks", "bsr_seq", "bsr_timeout_s", "bsr_enqueued", "bsr_compl
 """Keys the page glues itself: they read the quoted log with the parsers of gpucomm.measure."""
 
 
-def test_numbers_give_every_key_the_page_reads(page_refs):
-    refs = page_refs("failures")
-    values = failures.numbers()
-    assert refs - PAGE_KEYS <= set(values), sorted(refs - PAGE_KEYS - set(values))
-    for key, value in values.items():
-        if isinstance(value, (int, float)):
-            assert math.isfinite(value) and value > 0, (key, value)
+def test_numbers_give_every_key_the_page_reads(check_page_numbers):
+    check_page_numbers("failures", failures.numbers(), glued_by_page=PAGE_KEYS, numbers="positive")
 
 
 def test_the_table_doubles_per_step_and_the_word_follows_the_times():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from types import MappingProxyType
 
 import pytest
@@ -17,13 +16,9 @@ LOG_US = 3970.683594
 """The estimate NCCL printed for it, us (the line: ``805306368 Bytes -> Algo 1 proto 2 time 3970.683594``)."""
 
 
-def test_numbers_give_every_key_the_page_reads(page_refs):
-    refs = page_refs("nccl_algorithms")
+def test_numbers_give_every_key_the_page_reads(check_page_numbers):
     values = nccl_algorithms.numbers() | nccl_algorithms.tuning_log_numbers(LOG_BYTES, LOG_US)
-    assert refs <= set(values), sorted(refs - set(values))
-    for key, value in values.items():
-        if isinstance(value, (int, float)):
-            assert math.isfinite(value) and value >= 0, (key, value)
+    check_page_numbers("nccl_algorithms", values, numbers="non-negative")
 
 
 def test_latency_is_base_plus_steps_and_the_table_marks_one_pick_per_size():

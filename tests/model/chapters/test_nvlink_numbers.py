@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from gpucomm.model import claims, nccl_tuner
 from gpucomm.model.chapters import nvlink
 
 
-def test_numbers_give_every_key_the_page_reads(page_refs):
-    refs = page_refs("nvlink")
-    values = nvlink.numbers()
-    assert refs <= set(values), sorted(refs - set(values))
-    for key, value in values.items():
-        if isinstance(value, (int, float)):
-            assert math.isfinite(value) and value > 0, (key, value)
+def test_numbers_give_every_key_the_page_reads(check_page_numbers):
+    check_page_numbers("nvlink", nvlink.numbers(), numbers="positive")
 
 
 def test_per_gpu_figures_are_links_times_per_link_and_half_the_marketed_one():

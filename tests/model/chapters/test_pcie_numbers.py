@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from gpucomm.model import claims
@@ -15,13 +13,8 @@ PAGE_KEYS = {"dgx1_gpus", "dgx1_nv_pairs", "dgx1_soc_pairs", "nv1_links_gpu0", "
 """Keys the page glues itself: they read the topology parser of gpucomm.measure."""
 
 
-def test_numbers_give_every_key_the_page_reads(page_refs):
-    refs = page_refs("pcie")
-    values = pcie.numbers()
-    assert refs - PAGE_KEYS <= set(values), sorted(refs - PAGE_KEYS - set(values))
-    for key, value in values.items():
-        if isinstance(value, (int, float)):
-            assert math.isfinite(value) and value >= 0, (key, value)
+def test_numbers_give_every_key_the_page_reads(check_page_numbers):
+    check_page_numbers("pcie", pcie.numbers(), glued_by_page=PAGE_KEYS, numbers="non-negative")
 
 
 def test_per_direction_is_half_the_marketed_figure_after_the_line_code():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from gpucomm.model import claims
@@ -11,13 +9,8 @@ from gpucomm.model.chapters import rack_scale
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_cover_the_page_and_are_finite(page_refs):
-    values = rack_scale.numbers()
-    missing = page_refs("rack_scale") - values.keys()
-    assert not missing, missing
-    for key, value in values.items():
-        if isinstance(value, (int, float)):
-            assert math.isfinite(value), key
+def test_numbers_cover_the_page_and_are_finite(check_page_numbers):
+    check_page_numbers("rack_scale", rack_scale.numbers())
 
 
 def test_two_nodes_lose_less_than_a_ring_and_far_less_than_the_nic_ratio():

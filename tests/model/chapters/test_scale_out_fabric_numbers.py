@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from gpucomm.model import claims
@@ -11,14 +9,9 @@ from gpucomm.model.chapters import scale_out_fabric
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_cover_the_page_and_are_finite(page_refs):
-    values = scale_out_fabric.numbers()
+def test_numbers_cover_the_page_and_are_finite(check_page_numbers):
     # the two log counts are read by gpucomm.measure in the page itself
-    missing = page_refs("scale_out_fabric") - values.keys() - {"l1412_ib", "l1453_gdr"}
-    assert not missing, missing
-    for key, value in values.items():
-        if isinstance(value, (int, float)):
-            assert math.isfinite(value), key
+    check_page_numbers("scale_out_fabric", scale_out_fabric.numbers(), glued_by_page={"l1412_ib", "l1453_gdr"})
 
 
 def test_oversubscription_numbers_are_consistent():

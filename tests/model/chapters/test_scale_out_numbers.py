@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from gpucomm.model import claims
@@ -11,15 +9,10 @@ from gpucomm.model.chapters import scale_out
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_cover_the_page_and_are_finite(page_refs):
+def test_numbers_cover_the_page_and_are_finite(check_page_numbers):
     from gpucomm.measure.logs.nccl_tests import read_bundled_log
 
-    values = {**scale_out.numbers(), **scale_out.sweep_numbers(read_bundled_log("C08").out_of_place())}
-    missing = page_refs("scale_out") - values.keys()
-    assert not missing, missing
-    for key, value in values.items():
-        if isinstance(value, (int, float)):
-            assert math.isfinite(value), key
+    check_page_numbers("scale_out", {**scale_out.numbers(), **scale_out.sweep_numbers(read_bundled_log("C08").out_of_place())})
 
 
 def test_multi_node_busbw_is_read_against_the_node_nic_total():

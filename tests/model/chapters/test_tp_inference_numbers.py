@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from gpucomm.model import claims
@@ -12,13 +10,8 @@ from gpucomm.model.chapters import tp_inference
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_give_every_key_the_page_reads(page_refs):
-    refs = page_refs("tp_inference")
-    values = tp_inference.numbers()
-    assert refs <= set(values), sorted(refs - set(values))
-    for key, value in values.items():
-        if isinstance(value, (int, float)):
-            assert math.isfinite(value) and value > 0, (key, value)
+def test_numbers_give_every_key_the_page_reads(check_page_numbers):
+    check_page_numbers("tp_inference", tp_inference.numbers(), numbers="positive")
 
 
 def test_decode_latency_is_nccls_tuner_not_the_alpha_beta_fit():
