@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 import pytest
 
 from gpucomm.model import claims
-from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.chapters import collectives
 
 
@@ -26,9 +23,7 @@ def test_tables_and_words_agree_with_the_numbers():
     assert values["m13_busbw"] > values["nv4_dir"] > values["r13_busbw"]  # NVLS's busbw above the line, a ring's below
 
 
-def test_cheap_nvls_latency_stops_the_small_message_ranking(monkeypatch, fresh_model):
+def test_cheap_nvls_latency_stops_the_small_message_ranking(nvls_without_nvlink_latency):
     """NVLS's 25 us NVLink latency set to 0: it is no longer the slowest algorithm at 64 KiB, and the page stops."""
-    nvlink = dict(nt.HW_LATENCY_US["nvlink"], nvls=(0.0, 0.0, 0.0))
-    monkeypatch.setattr(nt, "HW_LATENCY_US", MappingProxyType(dict(nt.HW_LATENCY_US, nvlink=MappingProxyType(nvlink))))
     with pytest.raises(claims.ClaimError, match="NVLS the slowest"):
         collectives.numbers()

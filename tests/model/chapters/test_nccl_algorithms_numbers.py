@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 import pytest
 
 from gpucomm.model import claims
-from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.chapters import nccl_algorithms
 
 LOG_BYTES = 768 * 2**20
@@ -38,9 +35,7 @@ def test_a_wrong_printed_estimate_stops_the_page():
         nccl_algorithms.tuning_log_numbers(LOG_BYTES, LOG_US * 1.01)
 
 
-def test_nvls_without_latency_takes_the_mid_size_and_stops_the_page(monkeypatch, fresh_model):
+def test_nvls_without_latency_takes_the_mid_size_and_stops_the_page(nvls_without_nvlink_latency):
     """NVLS's 25 us NVLink latency set to 0: NVLS wins at 1 MiB too, and the sentence on the three picks stops."""
-    nvlink = dict(nt.HW_LATENCY_US["nvlink"], nvls=(0.0, 0.0, 0.0))
-    monkeypatch.setattr(nt, "HW_LATENCY_US", MappingProxyType(dict(nt.HW_LATENCY_US, nvlink=MappingProxyType(nvlink))))
     with pytest.raises(claims.ClaimError, match="NCCL picks Ring/LL at 8 KiB and 1 MiB"):
         nccl_algorithms.numbers()
