@@ -1,9 +1,11 @@
-"""Fixtures of the chapter-number tests: the check every chapter module's ``numbers()`` passes against its page, and a
-change to NCCL's tuner that more than one page's claims must notice."""
+"""Fixtures of the chapter-number tests: the check every chapter module's ``numbers()`` passes against its page, the
+numbers of the committed model computed once per test module, and a change to NCCL's tuner that more than one page's
+claims must notice."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import MappingProxyType
 
 import pytest
@@ -29,6 +31,23 @@ def check_page_numbers(page_refs):
             if isinstance(value, (int, float)):
                 assert math.isfinite(value) and bound(value), (key, value)
     return check
+
+
+@pytest.fixture(scope="session")
+def committed_numbers(pytestconfig):
+    """``committed_numbers(numbers, *args, **kwargs)``: ``numbers(*args, **kwargs)`` (a chapter module's numbers) with
+    the committed calibration, on emptied model caches, as a read-only mapping.
+
+    For a test module's module-scoped fixture (``values``), which the tests that change nothing share: a module fixture
+    is set up before the function fixtures of the test that first asks for it, and after the previous test's parameter
+    changes were undone, so it never sees a changed parameter; the caches are emptied first in case a test left entries
+    computed under one. Read-only, so no test can change what the next one reads."""
+    root = pytestconfig.pluginmanager.get_plugin(str(Path(__file__).parents[2] / "conftest.py"))
+
+    def compute(numbers, *args, **kwargs):
+        root.clear_model_caches()
+        return MappingProxyType(numbers(*args, **kwargs))
+    return compute
 
 
 @pytest.fixture

@@ -8,12 +8,17 @@ from gpucomm.model import claims
 from gpucomm.model.chapters import ep_below_nccl
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("ep_below_nccl", ep_below_nccl.numbers(), numbers="positive")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``ep_below_nccl.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(ep_below_nccl.numbers)
 
 
-def test_words_agree_with_the_latency_shares():
-    values = ep_below_nccl.numbers()
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("ep_below_nccl", values, numbers="positive")
+
+
+def test_words_agree_with_the_latency_shares(values):
     for tag in ("dec", "pre"):
         assert values[f"{tag}_bound"] == ("mostly latency" if values[f"{tag}_lat_pct"] > 50 else "mostly transfer")
     assert values["dec_tokens"] < values["cross_tokens"] < values["pre_tokens"]

@@ -13,12 +13,17 @@ PAGE_KEYS = {"bsr_ranks", "bsr_seq", "bsr_timeout_s", "bsr_enqueued", "bsr_compl
 """Keys the page glues itself: they read the quoted log with the parsers of gpucomm.measure."""
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("failures", failures.numbers(), glued_by_page=PAGE_KEYS, numbers="positive")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``failures.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(failures.numbers)
 
 
-def test_the_table_doubles_per_step_and_the_word_follows_the_times():
-    values = failures.numbers()
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("failures", values, glued_by_page=PAGE_KEYS, numbers="positive")
+
+
+def test_the_table_doubles_per_step_and_the_word_follows_the_times(values):
     assert values["quiz_ib22_ratio"] == pytest.approx(4)
     assert values["dead_vs_missing"] == ("sooner" if values["missing_over_dead"] > 1 else "later")
 

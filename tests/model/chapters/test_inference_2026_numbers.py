@@ -10,13 +10,18 @@ from gpucomm.model.chapters import inference_2026
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("inference_2026", inference_2026.numbers(), numbers="positive")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``inference_2026.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(inference_2026.numbers)
 
 
-def test_ring_steps_are_nccls_ll_nvlink_steps():
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("inference_2026", values, numbers="positive")
+
+
+def test_ring_steps_are_nccls_ll_nvlink_steps(values):
     """The ring's steps are priced at NCCL's tuner latency (0.6 us LL per NVLink step), not the alpha-beta fit."""
-    values = inference_2026.numbers()
     assert values["nccl_ll_nvlink_step_us"] == nt.HW_LATENCY_US["nvlink"]["ring"][0]
     assert values["ring_steps_us"] == pytest.approx(values["ring_steps"] * values["nccl_ll_nvlink_step_us"])
     assert values["dec_one_shot_us"] < values["dec_two_shot_us"] < values["dec_nccl_us"]

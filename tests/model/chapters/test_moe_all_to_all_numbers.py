@@ -9,16 +9,21 @@ from gpucomm.model.chapters import moe_all_to_all
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_cover_the_page_and_are_finite(check_page_numbers):
-    check_page_numbers("moe_all_to_all", moe_all_to_all.numbers())
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``moe_all_to_all.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(moe_all_to_all.numbers)
 
 
-def test_deepep_comparison_is_split_into_the_model_terms():
+def test_numbers_cover_the_page_and_are_finite(values, check_page_numbers):
+    check_page_numbers("moe_all_to_all", values)
+
+
+def test_deepep_comparison_is_split_into_the_model_terms(values):
     """The model's decode dispatch = transfer + fixed term (+ launch); DeepEP sits between line rate and the model."""
-    v = moe_all_to_all.numbers()
-    assert v["ll_model_dus"] == pytest.approx(v["ll_model_xfer_us"] + v["ll_model_lat_us"], abs=10)
-    assert v["ll_line_us"] < v["dep_low_latency_64_dus"] < v["ll_model_dus"]
-    assert v["ll_xfer_vs_dep"].endswith("less" if v["ll_model_xfer_us"] < v["dep_low_latency_64_dus"] else "more")
+    assert values["ll_model_dus"] == pytest.approx(values["ll_model_xfer_us"] + values["ll_model_lat_us"], abs=10)
+    assert values["ll_line_us"] < values["dep_low_latency_64_dus"] < values["ll_model_dus"]
+    assert values["ll_xfer_vs_dep"].endswith("less" if values["ll_model_xfer_us"] < values["dep_low_latency_64_dus"] else "more")
 
 
 def test_a_slower_network_flips_the_word_and_stops_the_page(monkeypatch, scale_parameter):

@@ -9,16 +9,21 @@ from gpucomm.model.chapters import myths
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("myths", myths.numbers(), numbers="non-negative")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``myths.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(myths.numbers)
 
 
-def test_direction_link_and_gpu_figures_agree():
-    v = myths.numbers()
-    assert v["h100_gpu_gbps"] == pytest.approx(v["h100_links"] * v["h100_link_gbps"])
-    assert v["h100_gpu_bidir"] == pytest.approx(2 * v["h100_gpu_gbps"])
-    assert v["pcie5_dir"] < v["pcie5_bidir_after"] / 2 * 1.0001 < v["pcie5_bidir"] / 2  # the line code, then the halving
-    assert v["s8_eff_8"] == pytest.approx(v["s8_dec_8"] / 8)
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("myths", values, numbers="non-negative")
+
+
+def test_direction_link_and_gpu_figures_agree(values):
+    assert values["h100_gpu_gbps"] == pytest.approx(values["h100_links"] * values["h100_link_gbps"])
+    assert values["h100_gpu_bidir"] == pytest.approx(2 * values["h100_gpu_gbps"])
+    assert values["pcie5_dir"] < values["pcie5_bidir_after"] / 2 * 1.0001 < values["pcie5_bidir"] / 2  # the line code, then the halving
+    assert values["s8_eff_8"] == pytest.approx(values["s8_dec_8"] / 8)
 
 
 def test_fast_host_staging_stops_the_rtx_4090_sentence(monkeypatch, scale_parameter):

@@ -13,20 +13,25 @@ LOG_US = 3970.683594
 """The estimate NCCL printed for it, us (the line: ``805306368 Bytes -> Algo 1 proto 2 time 3970.683594``)."""
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    values = nccl_algorithms.numbers() | nccl_algorithms.tuning_log_numbers(LOG_BYTES, LOG_US)
-    check_page_numbers("nccl_algorithms", values, numbers="non-negative")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``nccl_algorithms.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(nccl_algorithms.numbers)
 
 
-def test_latency_is_base_plus_steps_and_the_table_marks_one_pick_per_size():
-    v = nccl_algorithms.numbers()
-    assert v["lat_ring_Simple"] == pytest.approx(v["base_ring_simple"] + v["nsteps"] * v["hw_nvl_ring_simple"])
-    assert v["lat_ring_LL"] < v["lat_ring_LL128"] < v["lat_ring_Simple"]
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("nccl_algorithms", values | nccl_algorithms.tuning_log_numbers(LOG_BYTES, LOG_US),
+                       numbers="non-negative")
+
+
+def test_latency_is_base_plus_steps_and_the_table_marks_one_pick_per_size(values):
+    assert values["lat_ring_Simple"] == pytest.approx(values["base_ring_simple"] + values["nsteps"] * values["hw_nvl_ring_simple"])
+    assert values["lat_ring_LL"] < values["lat_ring_LL128"] < values["lat_ring_Simple"]
     rows = nccl_algorithms.choice_rows()
     for size in ("8 KiB", "1 MiB", "64 MiB"):
         picked = [r["NCCL's estimate (us)"] for r in rows if r[size].endswith("*")]
         assert len(picked) == 1
-    assert [r["NCCL's estimate (us)"] for r in rows if r["64 MiB"].endswith("*")] == [v["pick_large"]]
+    assert [r["NCCL's estimate (us)"] for r in rows if r["64 MiB"].endswith("*")] == [values["pick_large"]]
 
 
 def test_a_wrong_printed_estimate_stops_the_page():

@@ -8,12 +8,17 @@ from gpucomm.model import claims, nccl_tuner
 from gpucomm.model.chapters import nvlink
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("nvlink", nvlink.numbers(), numbers="positive")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``nvlink.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(nvlink.numbers)
 
 
-def test_per_gpu_figures_are_links_times_per_link_and_half_the_marketed_one():
-    values = nvlink.numbers()
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("nvlink", values, numbers="positive")
+
+
+def test_per_gpu_figures_are_links_times_per_link_and_half_the_marketed_one(values):
     for gpu in ("h100", "b200"):
         assert values[f"{gpu}_dir"] == pytest.approx(values[f"{gpu}_links"] * values[f"{gpu}_link"])
         assert values[f"{gpu}_bidir"] == pytest.approx(2 * values[f"{gpu}_dir"])

@@ -9,12 +9,17 @@ from gpucomm.model.chapters import nvswitch
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_cover_the_page_and_are_finite(check_page_numbers):
-    check_page_numbers("nvswitch", nvswitch.numbers())
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``nvswitch.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(nvswitch.numbers)
 
 
-def test_the_page_table_and_numbers_agree():
-    values = nvswitch.numbers()
+def test_numbers_cover_the_page_and_are_finite(values, check_page_numbers):
+    check_page_numbers("nvswitch", values)
+
+
+def test_the_page_table_and_numbers_agree(values):
     rows = {row["system"]: row for row in nvswitch.board_table()}
     assert rows["HGX/DGX H100, H200"]["switch chips"] == values["h100_chips"]
     assert values["pair_dir"] == pytest.approx(values["nv4_dir"] / values["peers"])

@@ -13,12 +13,17 @@ PAGE_KEYS = {"dgx1_gpus", "dgx1_nv_pairs", "dgx1_soc_pairs", "nv1_links_gpu0", "
 """Keys the page glues itself: they read the topology parser of gpucomm.measure."""
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("pcie", pcie.numbers(), glued_by_page=PAGE_KEYS, numbers="non-negative")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``pcie.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(pcie.numbers)
 
 
-def test_per_direction_is_half_the_marketed_figure_after_the_line_code():
-    values = pcie.numbers()
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("pcie", values, glued_by_page=PAGE_KEYS, numbers="non-negative")
+
+
+def test_per_direction_is_half_the_marketed_figure_after_the_line_code(values):
     assert values["g5_bidir_after"] == pytest.approx(2 * values["g5_x16"])
     assert values["g5_x16"] < values["g5_bidir"] / 2  # PCI-SIG counts raw bits before 128b/130b
     rows = pcie.generation_rows()

@@ -9,14 +9,19 @@ from gpucomm.model.chapters import rack_scale
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_cover_the_page_and_are_finite(check_page_numbers):
-    check_page_numbers("rack_scale", rack_scale.numbers())
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``rack_scale.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(rack_scale.numbers)
 
 
-def test_two_nodes_lose_less_than_a_ring_and_far_less_than_the_nic_ratio():
-    v = rack_scale.numbers()
-    assert v["ratio16_4g"] < v["ring16_4g_ratio"] < v["gb200_nvl72_ratio"]
-    assert v["nvl_switch_ports"] == v["nvl_gpu_links"] == v["nvl_gpus"] * v["nvl_links_per_gpu"]
+def test_numbers_cover_the_page_and_are_finite(values, check_page_numbers):
+    check_page_numbers("rack_scale", values)
+
+
+def test_two_nodes_lose_less_than_a_ring_and_far_less_than_the_nic_ratio(values):
+    assert values["ratio16_4g"] < values["ring16_4g_ratio"] < values["gb200_nvl72_ratio"]
+    assert values["nvl_switch_ports"] == values["nvl_gpu_links"] == values["nvl_gpus"] * values["nvl_links_per_gpu"]
 
 
 def test_a_slow_network_stops_the_nic_ratio_claim(scale_parameter):

@@ -11,18 +11,23 @@ from gpucomm.model.chapters import small_messages
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("small_messages", small_messages.numbers(), numbers="non-negative")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``small_messages.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(small_messages.numbers)
 
 
-def test_sixteen_kib_is_launch_plus_latency_and_the_tables_agree():
-    v = small_messages.numbers()
-    assert v["e16_us"] == pytest.approx(v["e16_launch_us"] + v["e16_lat_us"], abs=0.05)  # LL hides the transfer
-    assert v["g16_us"] < v["e16_us"] and v["o16_us"] < v["g16_us"]
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("small_messages", values, numbers="non-negative")
+
+
+def test_sixteen_kib_is_launch_plus_latency_and_the_tables_agree(values):
+    assert values["e16_us"] == pytest.approx(values["e16_launch_us"] + values["e16_lat_us"], abs=0.05)  # LL hides the transfer
+    assert values["g16_us"] < values["e16_us"] and values["o16_us"] < values["g16_us"]
     row = next(r for r in small_messages.size_rows() if r["size"] == "16 KiB")
-    assert row["eager (us)"] == pytest.approx(v["e16_us"]) and row["NCCL's pick"] == v["e16_pick"]
+    assert row["eager (us)"] == pytest.approx(values["e16_us"]) and row["NCCL's pick"] == values["e16_pick"]
     quiz = small_messages.quiz_rows()
-    assert quiz[-1]["busbw (GB/s)"] == pytest.approx(v["quiz_busbw_64k"])
+    assert quiz[-1]["busbw (GB/s)"] == pytest.approx(values["quiz_busbw_64k"])
 
 
 def test_slow_custom_kernel_steps_stop_the_vllm_sentence(scale_parameter):

@@ -10,21 +10,25 @@ from gpucomm.model.chapters import tp_inference
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("tp_inference", tp_inference.numbers(), numbers="positive")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``tp_inference.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(tp_inference.numbers)
 
 
-def test_decode_latency_is_nccls_tuner_not_the_alpha_beta_fit():
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("tp_inference", values, numbers="positive")
+
+
+def test_decode_latency_is_nccls_tuner_not_the_alpha_beta_fit(values):
     """The ring/LL decode latency is NCCL's base + 14 x 0.6 us per NVLink step, not the ~2 us host-inflated fit."""
-    values = tp_inference.numbers()
     assert values["nccl_ll_nvlink_step_us"] == nt.HW_LATENCY_US["nvlink"]["ring"][0]
     assert values["ar_dec_nccl_lat_us"] == pytest.approx(values["nccl_ll_base_us"] + values["nccl_ll_ring_steps_us"])
     assert values["nccl_ll_nvlink_step_us"] < values["ab_step_us"]
     assert values["ar_dec_alpha_pct"] > 99 > values["ar_pre_alpha_pct"]
 
 
-def test_tp8_word_follows_the_speedups():
-    values = tp_inference.numbers()
+def test_tp8_word_follows_the_speedups(values):
     word = values["s8_tp8_vs_tp4"]
     assert word.endswith("faster" if values["s8_h100_tp8"] > values["s8_h100_tp4"] else "slower"), word
     assert values["s8_per_gpu_tp8"] == pytest.approx(values["s8_h100_tp8"] / 8)

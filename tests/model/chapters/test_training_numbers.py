@@ -9,12 +9,17 @@ from gpucomm.model.chapters import training
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("training", training.numbers(), numbers="non-negative")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``training.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(training.numbers)
 
 
-def test_dp_and_fsdp_volumes_follow_the_model_size_tp_the_tokens():
-    values = training.numbers()
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("training", values, numbers="non-negative")
+
+
+def test_dp_and_fsdp_volumes_follow_the_model_size_tp_the_tokens(values):
     assert values["fsdp_over_dp"] == pytest.approx(1.5)
     assert values["quiz_fsdp_gb"] == pytest.approx(values["fsdp_over_dp"] * values["quiz_dp_ring_gb"])
     assert values["tp_pc_s"] > values["pc_compute_s"] > values["dp_pc_exp_s"]

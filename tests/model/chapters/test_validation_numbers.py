@@ -15,13 +15,18 @@ def results():
     return validate()
 
 
-def test_numbers_give_every_key_the_page_reads(results, check_page_numbers):
-    check_page_numbers("validation", validation.numbers(results))
+@pytest.fixture(scope="module")
+def values(results, committed_numbers):
+    """``validation.numbers(results)`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(validation.numbers, results)
 
 
-def test_headline_is_what_gpucomm_validate_prints(results):
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("validation", values)
+
+
+def test_headline_is_what_gpucomm_validate_prints(values, results):
     """The page's headline is accuracy()'s first row, held out (leave-one-sweep-out), not the in-sample figure."""
-    values = validation.numbers(results)
     overall = accuracy(results)[0]
     assert values["acc_median_pct"] == pytest.approx(100 * overall.median_abs_error)
     assert values["acc_fit_median_pct"] == pytest.approx(100 * overall.in_sample_median_abs_error)

@@ -11,12 +11,17 @@ from gpucomm.model.chapters import why_communication
 from gpucomm.model.hardware import calibration as cal
 
 
-def test_numbers_give_every_key_the_page_reads(check_page_numbers):
-    check_page_numbers("why_communication", why_communication.numbers(), numbers="positive")
+@pytest.fixture(scope="module")
+def values(committed_numbers):
+    """``why_communication.numbers()`` with the committed model, computed once for the tests that change nothing."""
+    return committed_numbers(why_communication.numbers)
 
 
-def test_the_word_agrees_with_the_speedup():
-    values = why_communication.numbers()
+def test_numbers_give_every_key_the_page_reads(values, check_page_numbers):
+    check_page_numbers("why_communication", values, numbers="positive")
+
+
+def test_the_word_agrees_with_the_speedup(values):
     assert values["sp_pre_nop2p_word"] == ("slower than one GPU" if values["sp_pre_nop2p"] < 1
                                            else "still faster than one GPU")
     assert values["gap_pcie5"] == pytest.approx(values["grow_compute"] / values["grow_pcie5"])
@@ -33,9 +38,9 @@ def test_efficient_staging_flips_the_word_and_stops_quiz_4(monkeypatch, scale_pa
     assert values["sp_pre_nop2p"] > 1 and values["sp_pre_nop2p_word"] == "still faster than one GPU"
 
 
-def test_quiz_1_reads_the_fitted_pcie_share_and_needs_it_below_half():
+def test_quiz_1_reads_the_fitted_pcie_share_and_needs_it_below_half(values):
     """Quiz 1 explains its 'well over twice' with the fitted P2P share of the page's model."""
-    assert why_communication.numbers()["pcie_p2p_eff"] == pytest.approx(100 * cal.PCIE_P2P_EFFICIENCY.value)
+    assert values["pcie_p2p_eff"] == pytest.approx(100 * cal.PCIE_P2P_EFFICIENCY.value)
 
 
 def test_efficient_pcie_p2p_stops_quiz_1(monkeypatch, fresh_model):
