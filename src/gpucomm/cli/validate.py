@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 
 from gpucomm.cli.common import print_json, print_table
-from gpucomm.model.units import format_time
 
 __all__ = ["register", "run"]
 
@@ -33,16 +32,6 @@ def register(subparsers) -> None:
     val.set_defaults(func=run)
 
 
-def _percent(error: float) -> str:
-    """``+12 %``, ``-3 %``, and ``0 %`` (never ``-0 %``) for a relative error."""
-    pct = round(100 * error)
-    return f"{pct:+d} %" if pct else "0 %"
-
-
-def _value(x: float, metric: str) -> str:
-    """A measured or predicted value: busbw in GB/s, times (microseconds in the data) as a duration."""
-    return f"{x:.3g} GB/s" if metric == "busbw" else format_time(x * 1e-6)
-
 
 def run(args: argparse.Namespace) -> int:
     """Print the validation tables (or ``--json``); return 0."""
@@ -52,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
         SWEEPS,
         accuracy,
         band_coverage,
+        format_error,
+        format_value,
         nvlink_sweep_ids,
         summarize,
         sweep_bands,
@@ -79,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
         ("case", "group", "what", "measured", "model", "error", "in-sample", "algorithm", "note")
     rows = []
     for r in shown:
-        cells = dict(case=r.case_id, group=r.group, what=r.label, measured=_value(r.measured, r.metric),
-                     model=_value(r.predicted, r.metric), error=_percent(r.error), **{"in-sample": _percent(r.fit_error)},
+        cells = dict(case=r.case_id, group=r.group, what=r.label, measured=format_value(r.measured, r.metric),
+                     model=format_value(r.predicted, r.metric), error=format_error(r.error), **{"in-sample": format_error(r.fit_error)},
                      algorithm=r.algorithm, note=("in-sample, not held out: " if r.in_sample else "") + r.why)
         rows.append([cells[c] for c in columns])
     hidden = len(results) - len(shown)

@@ -22,7 +22,7 @@ from gpucomm.model.hardware.calibration import SIZE_BANDS, leave_one_out_folds, 
 from gpucomm.model.hardware.gpus import bridge_link
 from gpucomm.model.measurements import case, llama70b_tp4_4xa100, read_bundled_csv
 from gpucomm.model.nccl_fabric import DEFAULT_NCCL_VERSION, comm_and_table, parse_nccl_version
-from gpucomm.model.units import format_size
+from gpucomm.model.units import format_size, format_time
 
 GROUPS = ("nvlink_large", "pcie_large", "network_large", "small_latency")
 """large-message busbw on NVLink/NVSwitch, on PCIe and across nodes (collectives other than the all_reduce
@@ -544,6 +544,50 @@ def _sweep(s: Sweep) -> list[Result]:
                           fit_predicted=cost.time_s * 1e6, unit=s.sweep_id, transport=band_transport(s.fabric),
                           generation=generation(s.fabric, n, s.nccl_version or DEFAULT_NCCL_VERSION)))
     return out
+
+
+def format_value(x: float, metric: str) -> str:
+    """A measured or predicted value as ``gpucomm validate`` and the validation chapter print it.
+
+    Parameters
+    ----------
+    x : float
+        busbw in GB/s (``metric == "busbw"``) or a time in microseconds (the unit of the bundled data).
+    metric : {"busbw", "time"}
+        :attr:`Result.metric`.
+
+    Returns
+    -------
+    str
+        ``"226 GB/s"`` or a duration (:func:`gpucomm.model.units.format_time`).
+
+    Examples
+    --------
+    >>> format_value(226.04, "busbw")
+    '226 GB/s'
+    """
+    return f"{x:.3g} GB/s" if metric == "busbw" else format_time(x * 1e-6)
+
+
+def format_error(error: float) -> str:
+    """A relative error in whole percent with its sign: ``+12 %``, ``-3 %``, and ``0 %`` (never ``-0 %``).
+
+    Parameters
+    ----------
+    error : float
+        ``predicted / measured - 1`` (:attr:`Result.error`).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_error(0.123), format_error(-0.004)
+    ('+12 %', '0 %')
+    """
+    pct = round(100 * error)
+    return f"{pct:+d} %" if pct else "0 %"
 
 
 def case_unit(c: Case) -> str:

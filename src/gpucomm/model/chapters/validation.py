@@ -20,7 +20,7 @@ from gpucomm.model.course import checked_on
 from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.hardware import get_gpu, get_inter_socket_link, get_link
-from gpucomm.model.units import format_size, format_time
+from gpucomm.model.units import format_size
 from gpucomm.model.validation import (
     BANDS,
     CASES,
@@ -29,6 +29,8 @@ from gpucomm.model.validation import (
     SWEEPS,
     Result,
     accuracy,
+    format_error,
+    format_value,
     host_cost_per_channel_s,
     nvlink_sweep_ids,
     small_message_floor_us,
@@ -69,10 +71,6 @@ def accuracy_rows(results: list[Result]) -> list[dict]:
              "within 15 %, in sample": f"{100 * a.in_sample_within_15:.0f} %"} for a in accuracy(results)]
 
 
-def _value(x: float, metric: str) -> str:
-    return f"{x:.3g} GB/s" if metric == "busbw" else format_time(x * 1e-6)
-
-
 def case_rows(results: list[Result]) -> list[dict]:
     """The page's table of single cases (the sweeps' sizes are in its figure and in ``gpucomm validate --all``).
 
@@ -87,9 +85,9 @@ def case_rows(results: list[Result]) -> list[dict]:
         ``case``, ``what``, ``measured`` and ``model`` (busbw in GB/s or a time), ``error`` (leave-one-out, in %),
         ``note`` (why a case misses; an in-sample case says so first).
     """
-    return [{"case": r.case_id, "what": r.label, "measured": _value(r.measured, r.metric),
-             "model": _value(r.predicted, r.metric),
-             "error": f"{round(100 * r.error):+d} %" if round(100 * r.error) else "0 %",
+    return [{"case": r.case_id, "what": r.label, "measured": format_value(r.measured, r.metric),
+             "model": format_value(r.predicted, r.metric),
+             "error": format_error(r.error),
              "note": ("in sample: " if r.in_sample else "") + r.why}
             for r in results if not r.label.endswith(" sweep")]
 
