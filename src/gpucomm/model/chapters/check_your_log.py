@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpucomm.model import claims
+from gpucomm.model.units import GiB
 
 __all__ = ["numbers"]
 
-GIB = 2**30
 # The parser's warnings in words (``gpucomm.measure.logs.nccl_tests``; book/measuring.md, "Reading real logs").
 WARNING_WORDS = {
     "in_place_outlier": "at one size the in-place time is far from the out-of-place one",
@@ -61,7 +61,7 @@ def numbers(example: Mapping, info: Mapping) -> dict[str, object]:
     return {
         "example_ranks": run["meta"]["num_ranks"],
         "example_warnings": ", ".join(w["code"] for w in run["meta"]["warnings"]) or "none",
-        "example_size": last["msg_bytes"] / GIB,
+        "example_size": last["msg_bytes"] / GiB,
         "example_ratio": last["busbw_bytes_per_s"] / model["busbw_bytes_per_s"][-1],
         "info_findings": ", ".join(codes),
         # the same in words, for the prose: each warning's first clause, each finding's title

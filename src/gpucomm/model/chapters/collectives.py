@@ -17,21 +17,20 @@ from gpucomm.model.course import algorithms_for, protocol_bands
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.hardware import get_link
 from gpucomm.model.measurements import case, mleng_h200_sweep
-from gpucomm.model.units import format_size
+from gpucomm.model.units import GiB, KiB, MiB, format_size
 from gpucomm.model.validation import CASES, SWEEPS, validate
 
 __all__ = ["FIGURE_ALGORITHMS", "algorithm_rows", "algorithm_time_rows", "factor_rows", "numbers", "sweep_rows"]
 
-KIB, MIB, GIB = 2**10, 2**20, 2**30
 NUM_RANKS = 8
 """GPUs of the page's all_reduce examples (one HGX box)."""
 FIGURE_ALGORITHMS = ("ring", "tree", "rhd", "one_shot", "two_shot", "nvls", "binary_tree")
 """The algorithms of the page's figure; its tables show those that run an all_reduce on 8 GPUs."""
-SMALL_BYTES, LARGE_BYTES = 64 * KIB, GIB
+SMALL_BYTES, LARGE_BYTES = 64 * KiB, GiB
 """A decode-sized and a training-sized all_reduce message."""
 SWEEP_ID = "H200x8"
 """The validation's 8x H200 ``torch.distributed`` sweep (ml-engineering, NCCL 2.27.7)."""
-SWEEP_TABLE_BYTES = (32 * KIB, MIB, 16 * MIB, 256 * MIB, 16 * GIB)
+SWEEP_TABLE_BYTES = (32 * KiB, MiB, 16 * MiB, 256 * MiB, 16 * GiB)
 NVLS_CASE = "C13"
 """The 8x H200 busbw above the line rate (16 GiB of the same sweep, as nccl-tests would print it)."""
 ISSUE_1455_RING_MIN_GBPS = 365
@@ -195,7 +194,7 @@ def _h200_sweep() -> dict[str, object]:
         "sweep_launch_us": cal.LAUNCH_S[sweep.launch].value * 1e6,
         "model_nvls_from": format_size(nvls_from),
         # NCCL moved from Ring/LL (up to 1 MiB) to NVLS/Simple (from 2 MiB) on that machine: the source's own text
-        "nvls_switch_same": claims.compare_word(nvls_from, 2 * MIB, higher="later than", lower="earlier than",
+        "nvls_switch_same": claims.compare_word(nvls_from, 2 * MiB, higher="later than", lower="earlier than",
                                                 same="at the same size as"),
     }
 
@@ -215,14 +214,14 @@ def _nvls() -> dict[str, object]:
         "m13_algo": auto.nccl_algorithm, "m13_busbw": auto.busbw_bytes_per_s / 1e9,
         "m13_algbw": auto.algbw_bytes_per_s / 1e9, "r13_busbw": ring.busbw_bytes_per_s / 1e9,
     }
-    auto4 = _ar(4 * GIB, num_ranks=4)
+    auto4 = _ar(4 * GiB, num_ranks=4)
     # NCCL's own estimate (as busbw) of NVLS and Ring/Simple at 4 GPUs, from the alternatives it considered
-    est = {(a, p): 4 * GIB / t * busbw_factor("all_reduce", 4) / 1e9 for a, p, t in auto4.alternatives}
+    est = {(a, p): 4 * GiB / t * busbw_factor("all_reduce", 4) / 1e9 for a, p, t in auto4.alternatives}
     claims.require(auto4.nccl_algorithm == "ring" and est[("nvls", "Simple")] < est[("ring", "Simple")],
                    "at 4 GPUs NCCL's own estimate rates NVLS below Ring, and picks Ring")
-    nvls = {n: _ar(4 * GIB, "nvls", num_ranks=n).busbw_bytes_per_s / 1e9 for n in (4, 5, 6, 7, 8)}
+    nvls = {n: _ar(4 * GiB, "nvls", num_ranks=n).busbw_bytes_per_s / 1e9 for n in (4, 5, 6, 7, 8)}
     claims.require(list(nvls.values()) == sorted(nvls.values()), "the NVLS gain grows with the GPU count")
-    ring4, ring8 = (_ar(4 * GIB, "ring", num_ranks=n).busbw_bytes_per_s / 1e9 for n in (4, 8))
+    ring4, ring8 = (_ar(4 * GiB, "ring", num_ranks=n).busbw_bytes_per_s / 1e9 for n in (4, 8))
     claims.require(max(ring4, ring8) < ISSUE_1455_RING_MIN_GBPS,
                    "the model's ring is below the 365-370 GB/s measured in NCCL issue #1455")
     out.update({f"nvls_n{n}": v for n, v in nvls.items()})

@@ -15,14 +15,13 @@ from gpucomm.model.nccl_symmetric import KERNEL_SHAPES, pick_all_reduce_kernel
 from gpucomm.model.nvls_memory import nvls_buffer_bytes, nvls_channels
 from gpucomm.model.reduction_precision import all_reduce_error
 from gpucomm.model.tp import ALL_REDUCES_PER_LAYER_FORWARD, get_model, kv_bytes_per_token_per_layer, tp_all_reduce_bytes
-from gpucomm.model.units import format_size
+from gpucomm.model.units import MiB, format_size
 
 __all__ = ["KERNEL_TABLE_BYTES", "numbers"]
 
-MIB = 2**20
 MODEL = "llama-3-70b"
 RANKS = 8
-KERNEL_TABLE_BYTES = (4 * 2**10, 64 * 2**10, 1 * MIB, 16 * MIB, 256 * MIB)
+KERNEL_TABLE_BYTES = (4 * 2**10, 64 * 2**10, 1 * MiB, 16 * MiB, 256 * MiB)
 """The message sizes of the page's symmetric-kernel table."""
 PROMPT_TOKENS = 8192
 """The prompt whose KV cache the disaggregated-serving paragraph moves."""
@@ -102,9 +101,9 @@ def _symmetric_kernels() -> dict[str, object]:
                    and pick_all_reduce_kernel(large, num_ranks=RANKS, compute_capability=100).time_s
                    < pick_all_reduce_kernel(large, num_ranks=RANKS, compute_capability=90).time_s,
                    "NCCL estimates B200 slower than H100 for small messages and faster for large ones")
-    no_mc = pick_all_reduce_kernel(64 * MIB, num_ranks=RANKS, compute_capability=90, multimem=False)
+    no_mc = pick_all_reduce_kernel(64 * MiB, num_ranks=RANKS, compute_capability=90, multimem=False)
     out.update({"no_mc_kernel": no_mc.kernel, "no_mc_us": no_mc.time_s * 1e6,
-                "no_mc_ratio": no_mc.time_s / pick_all_reduce_kernel(64 * MIB, num_ranks=RANKS,
+                "no_mc_ratio": no_mc.time_s / pick_all_reduce_kernel(64 * MiB, num_ranks=RANKS,
                                                                      compute_capability=90).time_s})
     return out
 
@@ -115,9 +114,9 @@ def _nvls_memory() -> dict[str, object]:
     nv_h100, nv_b200 = nvls_buffer_bytes(90, RANKS), nvls_buffer_bytes(100, RANKS)
     return {
         "nvls_ch_h100": nvls_channels(90), "nvls_ch_b200": nvls_channels(100),
-        "nvls_h100_mib": nv_h100 / MIB, "nvls_b200_mib": nv_b200 / MIB, "nvls_h100_pct": 100 * nv_h100 / h100.mem_bytes,
-        "nvls_3comm_mib": 3 * nv_h100 / MIB, "nvls_3comm_gb": 3 * nv_h100 / 1e9,
-        "quiz_nvls_3comm_mib": 3 * nv_h100 / MIB,
+        "nvls_h100_mib": nv_h100 / MiB, "nvls_b200_mib": nv_b200 / MiB, "nvls_h100_pct": 100 * nv_h100 / h100.mem_bytes,
+        "nvls_3comm_mib": 3 * nv_h100 / MiB, "nvls_3comm_gb": 3 * nv_h100 / 1e9,
+        "quiz_nvls_3comm_mib": 3 * nv_h100 / MiB,
     }
 
 

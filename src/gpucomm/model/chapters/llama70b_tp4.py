@@ -19,11 +19,11 @@ from gpucomm.model.hardware import get_link, get_network
 from gpucomm.model.measurements import llama70b_tp4_4xa100
 from gpucomm.model.nccl_fabric import comm_and_table
 from gpucomm.model.tp import ALL_REDUCES_PER_LAYER_FORWARD, get_model, tp_all_reduce_bytes, tp_forward_comm
+from gpucomm.model.units import MiB
 from gpucomm.model.validation import SWEEPS, validate
 
 __all__ = ["TOKENS", "TP", "numbers", "staged_fabric"]
 
-MIB = 2**20
 MODEL = "llama-3-70b"
 TP = 4
 """The article's tensor-parallel degree (4x A100)."""
@@ -52,7 +52,7 @@ def _messages_and_times(article: dict) -> dict[str, object]:
         "layers": model.num_layers, "hidden": model.hidden_size, "tokens": TOKENS, "tp": TP,
         "per_layer": ALL_REDUCES_PER_LAYER_FORWARD,
         "bytes_per_token": tp_all_reduce_bytes(1, model.hidden_size, dtype="fp16"),
-        "msg_mib": nv.msg_bytes / MIB, "n_allreduce": n_ar, "bus_mib": ar_nv.bus_bytes / MIB,
+        "msg_mib": nv.msg_bytes / MiB, "n_allreduce": n_ar, "bus_mib": ar_nv.bus_bytes / MiB,
         "nv_us": ar_nv.time_s * 1e6, "nv_alpha_us": ar_nv.latency_s * 1e6, "nv_transfer_us": ar_nv.transfer_s * 1e6,
         "pc_ms": pc.per_all_reduce.time_s * 1e3, "nv_total_ms": nv.comm_per_pass_s * 1e3,
         "pc_total_ms": pc.comm_per_pass_s * 1e3, "meas_nv_us": meas_nv_s * 1e6, "meas_pc_us": meas_pc_s * 1e6,
@@ -114,12 +114,12 @@ def _summed_bandwidth(article: dict) -> dict[str, object]:
     claims.require(busbw_nv < get_link("nvlink3").bw_bytes_per_s and busbw_pc < get_link("pcie4").bw_bytes_per_s / 3,
                    "measured busbw: below NVLink 3.0's rate, less than a third of PCIe 4.0's without P2P")
     # the article writes "384 MB in 603 us = 631.58 GB/s": 384 decimal MB over 603 us, and the time 631.58 GB/s implies
-    summed_mb = TP * bus_bytes / MIB * 1e6  # "384 MB" read as decimal megabytes
+    summed_mb = TP * bus_bytes / MiB * 1e6  # "384 MB" read as decimal megabytes
     claimed = article["article_claimed_nvlink_bw_bytes_per_s"].value
     claims.require(abs(summed_mb / meas_nv_s / claimed - 1) > 0.005,
                    "the article's 631.58 GB/s is not what its own 384 MB over 603 us gives")
     return {
-        "summed_mib": TP * bus_bytes / MIB, "summed_bw_gbps": TP * bus_bytes / 1e9 / meas_nv_s,
+        "summed_mib": TP * bus_bytes / MiB, "summed_bw_gbps": TP * bus_bytes / 1e9 / meas_nv_s,
         "summed_bw_dec_gbps": summed_mb / meas_nv_s / 1e9, "article_implied_us": summed_mb / claimed * 1e6,
         "summed_bw_pcie_dec_gbps": summed_mb / meas_pc_s / 1e9, "meas_algbw_pcie_gbps": msg_bytes / meas_pc_s / 1e9,
         "article_claim_gbps": article["article_claimed_nvlink_bw_bytes_per_s"].value / 1e9,

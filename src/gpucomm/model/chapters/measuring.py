@@ -18,12 +18,11 @@ from gpucomm.model.cost import collective_cost
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.hardware import get_link
 from gpucomm.model.measurements import case, read_bundled_csv
-from gpucomm.model.units import format_size
+from gpucomm.model.units import GiB, format_size
 from gpucomm.model.validation import CASES, small_message_floor_us
 
 __all__ = ["QUIZ_BUSBW_GBPS", "model_vs_log_rows", "numbers"]
 
-GIB = 2**30
 QUIZ_BUSBW_GBPS = 2000
 """The busbw (GB/s) a reader's buggy loop reports in the page's quiz: a premise, checked against NVLS's ceiling."""
 _CASE = {c.case_id: c for c in CASES}
@@ -137,11 +136,11 @@ def _pathologies(logs) -> dict[str, object]:
     dgx = logs["C04"]
     out4 = {r.size_bytes: r for r in dgx.out_of_place()}
     in4 = {r.size_bytes: r for r in dgx.in_place()}
-    out.update(c04_oop=out4[4 * GIB].busbw_gbps, c04_ip=in4[4 * GIB].busbw_gbps, c04_oop_t=out4[4 * GIB].time_us,
-               c04_ip_t=in4[4 * GIB].time_us, c04_ip_8g=in4[8 * GIB].busbw_gbps,
+    out.update(c04_oop=out4[4 * GiB].busbw_gbps, c04_ip=in4[4 * GiB].busbw_gbps, c04_oop_t=out4[4 * GiB].time_us,
+               c04_ip_t=in4[4 * GiB].time_us, c04_ip_8g=in4[8 * GiB].busbw_gbps,
                c04_avg=dgx.metadata["avg_busbw_gbps"])
-    claims.require(in4[4 * GIB].time_us > out4[4 * GIB].time_us and in4[4 * GIB].busbw_gbps < in4[8 * GIB].busbw_gbps
-                   and dgx.metadata["avg_busbw_gbps"] < out4[4 * GIB].busbw_gbps,
+    claims.require(in4[4 * GiB].time_us > out4[4 * GiB].time_us and in4[4 * GiB].busbw_gbps < in4[8 * GiB].busbw_gbps
+                   and dgx.metadata["avg_busbw_gbps"] < out4[4 * GiB].busbw_gbps,
                    "the DGX A100 log's 4 GiB in-place outlier")
     bridge = logs["C28"]
     r28 = bridge.out_of_place()[0]

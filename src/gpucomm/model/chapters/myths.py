@@ -15,10 +15,10 @@ from gpucomm.model.hardware import get_gpu, get_link
 from gpucomm.model.measurements import case, llama70b_tp4_4xa100
 from gpucomm.model.scaling import hbm_over_nvlink, nvlink_per_link_bytes_per_s
 from gpucomm.model.tp import tp_all_reduce_bytes, tp_speedup, tp_step
+from gpucomm.model.units import GiB, KiB, MiB
 
 __all__ = ["numbers"]
 
-KIB, MIB, GIB = 2**10, 2**20, 2**30
 NVLS_CASE = "C13"
 """8x H200 all_reduce at 16 GiB (ml-engineering's torch.distributed sweep), busbw as nccl-tests computes it."""
 BLOG_TP_BYTES = 20e9
@@ -34,8 +34,8 @@ def _h100() -> Fabric:
 def _myth1() -> dict[str, object]:
     # NCCL's own pick (nccl_algorithm/nccl_protocol): what its tuner would choose
     picks = {}
-    for name, size, link in (("small", 16 * KIB, "nvlink4"), ("large", 64 * MIB, "nvlink4"),
-                             ("a100", 64 * MIB, "nvlink3")):
+    for name, size, link in (("small", 16 * KiB, "nvlink4"), ("large", 64 * MiB, "nvlink4"),
+                             ("a100", 64 * MiB, "nvlink3")):
         c = collective_cost("all_reduce", size, num_ranks=8, fabric=link)
         picks[f"m1_{name}"] = f"{c.nccl_algorithm}/{c.nccl_protocol}"
     claims.require(len(set(picks.values())) == 3, "the same binary makes three different choices")
@@ -55,7 +55,7 @@ def _links() -> dict[str, object]:
         "pcie5_bidir": pcie5.bidir_marketing_bytes_per_s / 1e9,  # PCI-SIG: raw bit rate, both directions
         "pcie5_bidir_after": 2 * pcie5.bw_bytes_per_s / 1e9,  # both directions after the line code
         "pcie4_dir": get_link("pcie4").bw_bytes_per_s / 1e9,
-        "q1_ms": GIB / get_link("pcie4").bw_bytes_per_s * 1e3,  # 1 GiB at the per-direction rate
+        "q1_ms": GiB / get_link("pcie4").bw_bytes_per_s * 1e3,  # 1 GiB at the per-direction rate
         "hbm_over_nv_b200": hbm_over_nvlink("b200_hgx"), "hbm_over_nv_h100": hbm_over_nvlink("h100_sxm5"),
         "b200_hbm_tbps": b200.mem_bw_bytes_per_s / 1e12,
         "m11_ms": BLOG_TP_BYTES / h100.nvlink_bw_bytes_per_s * 1e3,  # one direction at line rate
@@ -72,7 +72,7 @@ def _myth5() -> dict[str, object]:
     claims.require(float(c13["busbw_GBps"]) > line_gbps > float(c13["algbw_GBps"]),
                    "measured busbw above the line rate, algbw below it")
     claims.require(nvls > line_gbps > ring, "the model's NVLS busbw is above the line rate, its ring busbw below it")
-    return {"c13_busbw": float(c13["busbw_GBps"]), "c13_algbw": float(c13["algbw_GBps"]), "c13_gib": size / GIB,
+    return {"c13_busbw": float(c13["busbw_GBps"]), "c13_algbw": float(c13["algbw_GBps"]), "c13_gib": size / GiB,
             "nv4_dir": line_gbps, "nvls_busbw": nvls, "ring_busbw": ring}
 
 
@@ -88,8 +88,8 @@ def _myth6() -> dict[str, object]:
 
 def _myth7() -> dict[str, object]:
     r4090 = get_gpu("rtx_4090")
-    via_host = collective_cost("all_reduce", 64 * MIB, num_ranks=2, fabric=make_fabric("pcie4", p2p=False))
-    direct = collective_cost("all_reduce", 64 * MIB, num_ranks=2, fabric="pcie4")
+    via_host = collective_cost("all_reduce", 64 * MiB, num_ranks=2, fabric=make_fabric("pcie4", p2p=False))
+    direct = collective_cost("all_reduce", 64 * MiB, num_ranks=2, fabric="pcie4")
     claims.require(via_host.time_s > direct.time_s, "staging through host memory is slower than P2P")
     return {"r4090_pcie": r4090.pcie_gen, "r4090_p2p": "no" if r4090.pcie_p2p is False else "yes",
             "r_host_ms": via_host.time_s * 1e3, "r_p2p_ms": direct.time_s * 1e3}

@@ -13,13 +13,12 @@ from gpucomm.model import nccl_tuner as nt
 from gpucomm.model.cost import CollectiveCost, collective_cost
 from gpucomm.model.fabric import Fabric, system_fabric
 from gpucomm.model.nccl_fabric import comm_and_table
-from gpucomm.model.units import format_size
+from gpucomm.model.units import GiB, KiB, MiB, format_size
 
 __all__ = ["NCCL_NAMES", "SIZES", "choice_rows", "numbers", "tuning_log_numbers"]
 
-KIB, MIB, GIB = 2**10, 2**20, 2**30
 NUM_RANKS = 8
-SIZES = (8 * KIB, MIB, 64 * MIB)
+SIZES = (8 * KiB, MiB, 64 * MiB)
 """The three all_reduce sizes of the page's table: decode-sized, mid-sized, training-sized."""
 NCCL_NAMES = nt.ALGORITHM_NAMES
 OLD_RELEASE = "2.16.5"
@@ -92,10 +91,10 @@ def _one_node() -> dict[str, object]:
     out.update({f"pick_{k}_us": c.nccl_time_s * 1e6 for k, c in zip(("small", "mid", "large"), (small, mid, large))})
     out.update({"second_mid": f"{NCCL_NAMES[second[0]]}/{second[1]}", "second_mid_us": second[2] * 1e6,
                 "pick_large_ch": large.num_channels})
-    gib = collective_cost("all_reduce", GIB, num_ranks=NUM_RANKS, fabric=_h100())
+    gib = collective_cost("all_reduce", GiB, num_ranks=NUM_RANKS, fabric=_h100())
     claims.require(_pair(gib) == "NVLS/Simple" and gib.alternatives[1][:2] == ("ring", "Simple"),
                    "at 1 GiB NCCL picks NVLS/Simple and rates Ring/Simple second")
-    old = collective_cost("all_reduce", 64 * MIB, num_ranks=NUM_RANKS, fabric=_h100(), nccl_version=OLD_RELEASE)
+    old = collective_cost("all_reduce", 64 * MiB, num_ranks=NUM_RANKS, fabric=_h100(), nccl_version=OLD_RELEASE)
     claims.require(old.nccl_algorithm != "nvls", "NCCL 2.16 has no NVLS")
     out.update({"pick_1g": _pair(gib), "pick_1g_us": gib.nccl_time_s * 1e6,
                 "ring_1g_us": _estimate_s(gib, "ring", "Simple") * 1e6,
@@ -107,8 +106,8 @@ def _several_nodes() -> dict[str, object]:
     two = [collective_cost("all_reduce", s, num_ranks=16, fabric=_h100(2)) for s in SIZES]
     claims.require(two[0].nccl_algorithm == "tree" and two[-1].nccl_algorithm == "nvls_tree",
                    "across two nodes Tree enters at small sizes, NVLSTree at large")
-    pat_small = collective_cost("all_gather", MIB, num_ranks=64, fabric=_h100(64))
-    pat_large = collective_cost("all_gather", GIB, num_ranks=64, fabric=_h100(64))
+    pat_small = collective_cost("all_gather", MiB, num_ranks=64, fabric=_h100(64))
+    pat_large = collective_cost("all_gather", GiB, num_ranks=64, fabric=_h100(64))
     claims.require(pat_small.nccl_algorithm == "pat" and pat_large.nccl_algorithm == "ring",
                    "PAT at 1 MiB over 64 nodes, a ring at 1 GiB")
     out: dict[str, object] = {f"x2_{k}": _pair(c) for k, c in zip(("small", "mid", "large"), two)}

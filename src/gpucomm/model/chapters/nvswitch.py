@@ -17,6 +17,7 @@ from gpucomm.model.hardware.nvswitch import switch_board
 from gpucomm.model.measurements import NVIDIA_BLOG_TP2_THROUGHPUT, case
 from gpucomm.model.planning import request_throughput
 from gpucomm.model.tp import get_model, tp_forward_comm
+from gpucomm.model.units import GiB
 from gpucomm.model.validation import CASES, SWEEPS, validate
 
 __all__ = ["BOARD_NAMES", "MESH_SIZE", "board_table", "numbers"]
@@ -28,7 +29,6 @@ BOARD_NAMES = {"dgx_a100": "HGX/DGX A100", "dgx_h100": "HGX/DGX H100, H200", "dg
                "gb200_nvl72": "GB200 NVL72 rack"}
 """The systems of the page's port-arithmetic table, by catalog key, with the names the page prints."""
 
-_GIB = 2**30
 _BLOG_20GB_S = {"mesh": 150e-3, "switch": 22e-3}
 """The blog's "150 ms at 128 GB/s, 22 ms at 900 GB/s" for one query's 20 GB of TP synchronisation (s)."""
 
@@ -85,7 +85,7 @@ def _blog_table() -> dict:
     pre_mesh = tp_forward_comm(model, tp_size=2, num_tokens=8192, fabric=mesh)
     query_bytes = pre_sw.msg_bytes * pre_sw.all_reduces_per_pass
     wire = wire_bytes_per_link("all_reduce", query_bytes, num_ranks=2, algorithm="ring")  # per direction, per GPU
-    out.update(n_ar=pre_sw.all_reduces_per_pass, msg_mib=pre_sw.msg_bytes / 2**20, query_gib=query_bytes / _GIB,
+    out.update(n_ar=pre_sw.all_reduces_per_pass, msg_mib=pre_sw.msg_bytes / 2**20, query_gib=query_bytes / GiB,
                query_gb=query_bytes / 1e9, wire_gb=wire / 1e9, nom_mesh_ms=wire / pair_dir * 1e3,
                nom_sw_ms=wire / nv4.bw_bytes_per_s * 1e3, model_mesh_ms=pre_mesh.comm_per_pass_s * 1e3,
                model_sw_ms=pre_sw.comm_per_pass_s * 1e3,
@@ -94,8 +94,8 @@ def _blog_table() -> dict:
     claims.require(wire / pair_dir > 2 * _BLOG_20GB_S["mesh"] and wire / nv4.bw_bytes_per_s > 2 * _BLOG_20GB_S["switch"]
                    and pre_mesh.comm_per_pass_s / pre_sw.comm_per_pass_s < 7,
                    "the times are more than twice the blog's, and the model's NVSwitch advantage is below 7x")
-    out["q1_mesh_ms"] = _GIB / pair_dir * 1e3
-    out["q1_sw_ms"] = _GIB / nv4.bw_bytes_per_s * 1e3
+    out["q1_mesh_ms"] = GiB / pair_dir * 1e3
+    out["q1_sw_ms"] = GiB / nv4.bw_bytes_per_s * 1e3
     return out
 
 
@@ -128,11 +128,11 @@ def _boards() -> dict:
 def _nvls() -> dict:
     """The ring and NVLS all_reduce on 8x H100 in the model, and stas00's 8x H200 runs with NVLS on and off."""
     nv4 = get_link("nvlink4")
-    ring8 = collective_cost("all_reduce", _GIB, num_ranks=8, fabric="nvlink4", algorithm="ring")
-    nvls8 = collective_cost("all_reduce", _GIB, num_ranks=8, fabric="nvlink4", algorithm="nvls")
-    ring8g = collective_cost("all_reduce", 8 * _GIB, num_ranks=8, fabric="nvlink4", algorithm="ring")
-    nvls8g = collective_cost("all_reduce", 8 * _GIB, num_ranks=8, fabric="nvlink4", algorithm="nvls")
-    pick1g = collective_cost("all_reduce", _GIB, num_ranks=8, fabric="nvlink4")  # NCCL's own tuner's pick
+    ring8 = collective_cost("all_reduce", GiB, num_ranks=8, fabric="nvlink4", algorithm="ring")
+    nvls8 = collective_cost("all_reduce", GiB, num_ranks=8, fabric="nvlink4", algorithm="nvls")
+    ring8g = collective_cost("all_reduce", 8 * GiB, num_ranks=8, fabric="nvlink4", algorithm="ring")
+    nvls8g = collective_cost("all_reduce", 8 * GiB, num_ranks=8, fabric="nvlink4", algorithm="nvls")
+    pick1g = collective_cost("all_reduce", GiB, num_ranks=8, fabric="nvlink4")  # NCCL's own tuner's pick
     nvls_gbps = float(case("C14")["busbw_GBps"])
     ring_gbps = float(case("C14r")["busbw_GBps"])  # NCCL_NVLS_ENABLE=0 on the same node
     claims.require(nvls8.time_s < ring8.time_s and nvls_gbps > ring_gbps,

@@ -16,11 +16,11 @@ from gpucomm.model.hardware import PCIE_GENS, get_gpu, get_host_hop, get_inter_s
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.hardware.pcie import INTEL_P2P_OVERHEAD
 from gpucomm.model.measurements import PCIE5_H2D_COPY
+from gpucomm.model.units import GiB
 from gpucomm.model.validation import CASES, SWEEPS, validate
 
 __all__ = ["STAGED_CASES", "generation_rows", "numbers"]
 
-GIB = 2**30
 RING_GENS = (3, 4, 5, 6)
 """The PCIe generations of the page's all_reduce table and figure."""
 STAGED_CASES = ("C07", "C05", "P03", "P04", "P05", "C03", "C02")
@@ -84,7 +84,7 @@ def _p2p_paths() -> dict[str, object]:
     }
 
 
-def ring_busbw_gbps(gen: int, *, p2p: bool, num_ranks: int = 8, msg_bytes: int = GIB) -> float:
+def ring_busbw_gbps(gen: int, *, p2p: bool, num_ranks: int = 8, msg_bytes: int = GiB) -> float:
     """Busbw in GB/s (per direction) of a ring all_reduce over PCIe ``gen`` x16, with P2P or staged through host memory.
 
     Parameters

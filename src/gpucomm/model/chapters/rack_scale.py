@@ -13,6 +13,7 @@ from gpucomm.model.course import checked_on, scale_out_bw_per_gpu_bytes_per_s
 from gpucomm.model.fabric import system_fabric
 from gpucomm.model.hardware import get_gpu, get_network, get_nvswitch, get_system
 from gpucomm.model.hardware.nvswitch import switch_board
+from gpucomm.model.units import GiB, MiB
 from gpucomm.model.validation import CASES, SWEEPS, validate
 
 __all__ = ["GROUP_SIZES", "SYSTEMS_COMPARED", "numbers"]
@@ -23,8 +24,7 @@ GROUP_SIZES = (16, 64)
 SYSTEMS_COMPARED = ("dgx_h100", "dgx_b200", "gb200_nvl72")
 """The systems of the page's NVLink-vs-network table and figure."""
 
-_MIB, _GIB = 2**20, 2**30
-_SIZES = (("1m", _MIB), ("4g", 4 * _GIB))
+_SIZES = (("1m", MiB), ("4g", 4 * GiB))
 
 
 def _rack() -> dict:
@@ -79,9 +79,9 @@ def _placement() -> dict:
             for side, c in (("in", a), ("out", b)):
                 out[f"{side}{g}_{tag}_algo"] = (c.algorithm if c.algorithm == c.nccl_algorithm
                                                 else f"{c.algorithm}; NCCL's tuner: {c.nccl_algorithm}")
-    two_ring = collective_cost("all_reduce", 4 * _GIB, num_ranks=16, fabric=system_fabric("dgx_b200", num_nodes=2),
+    two_ring = collective_cost("all_reduce", 4 * GiB, num_ranks=16, fabric=system_fabric("dgx_b200", num_nodes=2),
                                algorithm="ring")
-    ring_ratio = two_ring.time_s / collective_cost("all_reduce", 4 * _GIB, num_ranks=16, fabric=rack).time_s
+    ring_ratio = two_ring.time_s / collective_cost("all_reduce", 4 * GiB, num_ranks=16, fabric=rack).time_s
     nvl72 = get_system("gb200_nvl72")
     nic_ratio = get_gpu(nvl72.gpu_key).nvlink_bw_bytes_per_s / scale_out_bw_per_gpu_bytes_per_s("gb200_nvl72")
     claims.require(picks[16, "4g"].algorithm == picks[16, "4g"].nccl_algorithm,

@@ -17,12 +17,11 @@ from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import NETWORKS, SYSTEMS, get_link, get_network, get_system
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.measurements import case
-from gpucomm.model.units import format_size
+from gpucomm.model.units import GiB, MiB, format_size
 from gpucomm.model.validation import validate
 
 __all__ = ["A3_MEGA", "NDR2", "numbers", "picks_table", "sweep_numbers"]
 
-_GIB, _MIB = 2**30, 2**20
 
 NDR2 = make_fabric("nvlink4", num_nodes=2, network="ib_ndr")
 """Two DGX H100 over NDR InfiniBand, one 400 Gb/s NIC per GPU."""
@@ -33,7 +32,7 @@ A3_MEGA = make_fabric("nvlink4", num_nodes=2, network="tcpxo_200g", nics_per_nod
 _NCCL_NAMES = nt.ALGORITHM_NAMES
 
 _PICK_NODES = (2, 8, 32)
-_PICK_SIZES = (64 * 2**10, 16 * _MIB, _GIB)
+_PICK_SIZES = (64 * 2**10, 16 * MiB, GiB)
 
 
 def picks_table() -> list[dict]:
@@ -89,17 +88,17 @@ def _picks() -> dict:
     """The claims on NCCL's picks across nodes, and the pipeline-fill term that reorders the two at 16 MiB."""
     picks = {(r["nodes"], r["msg_bytes"]): r for r in picks_table()}
     claims.require(all(picks[(n, 64 * 2**10)]["pick"] == "Tree/LL" for n in _PICK_NODES), "small messages: Tree/LL")
-    claims.require(picks[(2, 16 * _MIB)]["pick"] == picks[(8, 16 * _MIB)]["pick"] == "NVLSTree/Simple"
-                   and picks[(32, 16 * _MIB)]["pick"] == "Tree/LL128",
+    claims.require(picks[(2, 16 * MiB)]["pick"] == picks[(8, 16 * MiB)]["pick"] == "NVLSTree/Simple"
+                   and picks[(32, 16 * MiB)]["pick"] == "Tree/LL128",
                    "16 MiB: NVLSTree on 2 and 8 nodes, Tree/LL128 on 32")
-    claims.require(all(picks[(n, _GIB)]["pick"] == picks[(n, _GIB)]["best"] == "NVLSTree/Simple"
-                       and picks[(n, _GIB)]["busbw_gbps"] > picks[(n, _GIB)]["ring_gbps"] for n in _PICK_NODES),
+    claims.require(all(picks[(n, GiB)]["pick"] == picks[(n, GiB)]["best"] == "NVLSTree/Simple"
+                       and picks[(n, GiB)]["busbw_gbps"] > picks[(n, GiB)]["ring_gbps"] for n in _PICK_NODES),
                    "1 GiB: NVLSTree, above a ring")
     differ = [key for key, row in picks.items() if row["pick"] != row["best"]]
-    claims.require(bool(differ) and all(size == 16 * _MIB for _, size in differ),
+    claims.require(bool(differ) and all(size == 16 * MiB for _, size in differ),
                    "NCCL's pick and the model's fastest differ only at 16 MiB")
-    fill = dict(collective_cost("all_reduce", 16 * _MIB, num_ranks=16, fabric=NDR2, algorithm="nvls_tree").terms)
-    tree_fill = dict(collective_cost("all_reduce", 16 * _MIB, num_ranks=16, fabric=NDR2, algorithm="tree",
+    fill = dict(collective_cost("all_reduce", 16 * MiB, num_ranks=16, fabric=NDR2, algorithm="nvls_tree").terms)
+    tree_fill = dict(collective_cost("all_reduce", 16 * MiB, num_ranks=16, fabric=NDR2, algorithm="tree",
                                      protocol="LL128").terms)
     claims.require(tree_fill["pipeline_fill"] == 0 and fill["pipeline_fill"] > 0,
                    "pipeline fill: NVLSTree pays it at 16 MiB, Tree/LL128 does not")
@@ -108,7 +107,7 @@ def _picks() -> dict:
 
 def _busbw_across_nodes() -> dict:
     """8 GiB all_reduce on 2 DGX H100: a ring, NCCL's pick, the hierarchical schedule; A3 Mega against a ring."""
-    size = 8 * _GIB
+    size = 8 * GiB
     ndr = get_network("ib_ndr").bw_bytes_per_s
     ring2 = collective_cost("all_reduce", size, num_ranks=16, fabric=NDR2, algorithm="ring")
     h2 = collective_cost("all_reduce", size, num_ranks=16, fabric=NDR2, algorithm="hierarchical")
@@ -148,7 +147,7 @@ def _busbw_across_nodes() -> dict:
 def _other_collectives() -> dict:
     """all_gather across 2 DGX H100 (a ring, at most the node's NIC total), and the three published all_gathers."""
     out: dict = {}
-    size = 8 * _GIB
+    size = 8 * GiB
     ag2 = collective_cost("all_gather", size, num_ranks=16, fabric=NDR2)
     claims.require(all(collective_cost(c, size, num_ranks=16, fabric=NDR2).nccl_algorithm == "ring"
                        for c in ("all_gather", "reduce_scatter", "broadcast", "reduce"))
@@ -173,12 +172,12 @@ def _a3_mega() -> dict:
     c08 = case("C08")
     c08_bytes = int(c08["bytes"])
     model = collective_cost("all_reduce", c08_bytes, num_ranks=int(c08["n_gpus"]), fabric=A3_MEGA)
-    m = {size: collective_cost("all_reduce", size, num_ranks=16, fabric=A3_MEGA) for size in (8, 32 * _MIB, _GIB)}
+    m = {size: collective_cost("all_reduce", size, num_ranks=16, fabric=A3_MEGA) for size in (8, 32 * MiB, GiB)}
     return {"c08_size": format_size(c08_bytes), "c08_busbw": float(c08["busbw_GBps"]),
             "c08_algbw": float(c08["algbw_GBps"]), "c08_time_ms": float(c08["time_us"]) / 1e3,
             "c08_model_busbw": model.busbw_bytes_per_s / 1e9, "c08_model_ms": model.time_s * 1e3,
             "c08_err_pct": 100 * (model.time_s / (float(c08["time_us"]) * 1e-6) - 1),
-            "c08m_32m_busbw": m[32 * _MIB].busbw_bytes_per_s / 1e9, "c08m_1g_busbw": m[_GIB].busbw_bytes_per_s / 1e9,
+            "c08m_32m_busbw": m[32 * MiB].busbw_bytes_per_s / 1e9, "c08m_1g_busbw": m[GiB].busbw_bytes_per_s / 1e9,
             "c08m_8b_us": m[8].time_s * 1e6}
 
 
@@ -206,19 +205,19 @@ def sweep_numbers(rows: Iterable) -> dict[str, object]:
     """
     by_size = {r.size_bytes: r for r in rows}
     floor_us = min(r.time_us for r in by_size.values())
-    m32 = collective_cost("all_reduce", 32 * _MIB, num_ranks=16, fabric=A3_MEGA)
-    m1g = collective_cost("all_reduce", _GIB, num_ranks=16, fabric=A3_MEGA)
-    err_1g = m1g.busbw_bytes_per_s / by_size[_GIB].busbw_bytes_per_s - 1
-    return {"c08_meas_32m": by_size[32 * _MIB].busbw_bytes_per_s / 1e9,
-            "c08_meas_1g": by_size[_GIB].busbw_bytes_per_s / 1e9, "c08_meas_floor_us": floor_us,
+    m32 = collective_cost("all_reduce", 32 * MiB, num_ranks=16, fabric=A3_MEGA)
+    m1g = collective_cost("all_reduce", GiB, num_ranks=16, fabric=A3_MEGA)
+    err_1g = m1g.busbw_bytes_per_s / by_size[GiB].busbw_bytes_per_s - 1
+    return {"c08_meas_32m": by_size[32 * MiB].busbw_bytes_per_s / 1e9,
+            "c08_meas_1g": by_size[GiB].busbw_bytes_per_s / 1e9, "c08_meas_floor_us": floor_us,
             "c08_1g_err_phrase": "within 1 % of the measurement" if abs(err_1g) < 0.01 else f"{100 * err_1g:+.0f} % off",
-            "c08_32m_ratio": m32.busbw_bytes_per_s / by_size[32 * _MIB].busbw_bytes_per_s}
+            "c08_32m_ratio": m32.busbw_bytes_per_s / by_size[32 * MiB].busbw_bytes_per_s}
 
 
 def _nvl72() -> dict:
     """A 1 GiB all_reduce over 72 B200: one NVL72 NVLink domain against 9 DGX B200 over NDR."""
-    nvl = collective_cost("all_reduce", _GIB, num_ranks=72, fabric="nvlink5")
-    nine = collective_cost("all_reduce", _GIB, num_ranks=72, fabric=make_fabric("nvlink5", num_nodes=9, network="ib_ndr"),
+    nvl = collective_cost("all_reduce", GiB, num_ranks=72, fabric="nvlink5")
+    nine = collective_cost("all_reduce", GiB, num_ranks=72, fabric=make_fabric("nvlink5", num_nodes=9, network="ib_ndr"),
                            algorithm="hierarchical")
     b200 = get_system("dgx_b200")
     return {"nvl_busbw": nvl.busbw_bytes_per_s / 1e9, "nvl_ms": nvl.time_s * 1e3, "nine_busbw": nine.busbw_bytes_per_s / 1e9,

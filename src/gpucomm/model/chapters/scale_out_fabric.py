@@ -13,6 +13,7 @@ from gpucomm.model.course import checked_on
 from gpucomm.model.fabric import system_fabric
 from gpucomm.model.fat_tree import nodes_per_leaf, oversubscribed_fabric, spine_share
 from gpucomm.model.hardware import get_network, get_system
+from gpucomm.model.units import GiB
 from gpucomm.model.validation import CASES, SWEEPS, validate
 
 __all__ = ["LEAF_PORTS", "OVERSUB_NODES", "numbers"]
@@ -23,7 +24,6 @@ LEAF_PORTS = 64
 OVERSUB_NODES = 4
 """DGX H100 nodes of the page's oversubscription table."""
 
-_GIB = 2**30
 _RATIOS = (1, 2, 4)
 
 
@@ -45,7 +45,7 @@ def _rails() -> dict:
 def _oversubscription() -> dict:
     """A 1 GiB all_reduce on 4 (and 2) DGX H100 behind 1:1, 2:1 and 4:1 leaves, every byte across the spine."""
     base = system_fabric("dgx_h100", num_nodes=OVERSUB_NODES)
-    costs = {k: collective_cost("all_reduce", _GIB, num_ranks=OVERSUB_NODES * 8, fabric=oversubscribed_fabric(base, k))
+    costs = {k: collective_cost("all_reduce", GiB, num_ranks=OVERSUB_NODES * 8, fabric=oversubscribed_fabric(base, k))
              for k in _RATIOS}
     out: dict = {"os_nodes": OVERSUB_NODES}
     for k, c in costs.items():
@@ -56,7 +56,7 @@ def _oversubscription() -> dict:
     claims.require(all(abs(costs[k].time_s / costs[1].time_s / k - 1) < 0.1 for k in (2, 4)),
                    "the network-bound all_reduce loses the ratio almost one for one from 4 nodes on")
     two = system_fabric("dgx_h100", num_nodes=2)
-    two_costs = {k: collective_cost("all_reduce", _GIB, num_ranks=16, fabric=oversubscribed_fabric(two, k))
+    two_costs = {k: collective_cost("all_reduce", GiB, num_ranks=16, fabric=oversubscribed_fabric(two, k))
                  for k in _RATIOS}
     claims.require(all(two_costs[k].time_s / two_costs[1].time_s < 0.97 * k for k in (2, 4)),
                    "at 2 nodes the all_reduce loses somewhat less than the ratio")
@@ -64,7 +64,7 @@ def _oversubscription() -> dict:
                    "at 2 nodes NCCL's pick changes between 1:1 and 2:1")
     for nodes in (2, 4, 8, 16):  # the figure's hover names the model's fastest pair: it must be NCCL's own pick
         for k in _RATIOS:
-            c = collective_cost("all_reduce", _GIB, num_ranks=nodes * 8,
+            c = collective_cost("all_reduce", GiB, num_ranks=nodes * 8,
                                 fabric=oversubscribed_fabric(system_fabric("dgx_h100", num_nodes=nodes), k))
             claims.require(c.algorithm == c.nccl_algorithm, "the figure's hover shows NCCL's own pick")
     small = [collective_cost("all_reduce", 64 * 2**10, num_ranks=OVERSUB_NODES * 8,

@@ -16,19 +16,18 @@ from gpucomm.model.course import checked_on, first_slower_size
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.hardware import get_link
 from gpucomm.model.tp import get_model, tp_all_reduce_bytes, tp_forward_comm
-from gpucomm.model.units import format_size
+from gpucomm.model.units import GiB, KiB, MiB, format_size
 from gpucomm.model.validation import CASES, SWEEPS, validate
 
 __all__ = ["FABRIC", "NUM_RANKS", "numbers", "quiz_rows", "size_rows"]
 
-KIB, MIB, GIB = 2**10, 2**20, 2**30
 NUM_RANKS, FABRIC = 8, "nvlink4"
 """8x H100 behind an NVSwitch: every example of the page."""
 MODEL = "llama-3-70b"
 NCCL_NAMES = nt.ALGORITHM_NAMES
-VLLM_ONE_SHOT_MAX_BYTES_8 = 256 * KIB
+VLLM_ONE_SHOT_MAX_BYTES_8 = 256 * KiB
 """vLLM runs one-shot below 256 KiB on up to 8 GPUs with full NVLink, two-shot above (``custom_all_reduce.py``)."""
-VLLM_MAX_BYTES = 8 * MIB
+VLLM_MAX_BYTES = 8 * MiB
 """vLLM hands messages over 8 MiB to NCCL (``max_size=8192 * 1024``, ``custom_all_reduce.py``)."""
 
 
@@ -50,7 +49,7 @@ def size_rows() -> list[dict]:
         ``"two_shot"``).
     """
     rows = []
-    for size in (KIB, 16 * KIB, 128 * KIB, MIB):
+    for size in (KiB, 16 * KiB, 128 * KiB, MiB):
         eager = _cost(size)
         rows.append({"size": format_size(size), "NCCL's pick": _pick(eager), "eager (us)": eager.time_s * 1e6,
                      "graph (us)": _cost(size, launch="graph").time_s * 1e6,
@@ -60,7 +59,7 @@ def size_rows() -> list[dict]:
 
 
 def _quiz_costs() -> list[CollectiveCost]:
-    return [_cost(s) for s in (KIB, 4 * KIB, 16 * KIB, 64 * KIB)]
+    return [_cost(s) for s in (KiB, 4 * KiB, 16 * KiB, 64 * KiB)]
 
 
 def quiz_rows() -> list[dict]:
@@ -98,7 +97,7 @@ def _terms() -> dict[str, object]:
 
 
 def _sixteen_kib() -> dict[str, object]:
-    e16 = _cost(16 * KIB)
+    e16 = _cost(16 * KiB)
     link_bw = get_link(FABRIC).bw_bytes_per_s
     # the 16 KiB's own time on the channel(s) NCCL runs at this size, before LL overlaps it with the steps' latency
     terms = dict(e16.terms)
@@ -110,12 +109,12 @@ def _sixteen_kib() -> dict[str, object]:
     claims.require(abs(e16.time_s - e16.latency_s - e16.launch_s - e16.transfer_s) < 1e-12,
                    "a 16 KiB all_reduce is launch + latency + transfer (no host floor with one GPU per process)")
     return {
-        "e16_us": e16.time_s * 1e6, "g16_us": _cost(16 * KIB, launch="graph").time_s * 1e6,
+        "e16_us": e16.time_s * 1e6, "g16_us": _cost(16 * KiB, launch="graph").time_s * 1e6,
         "e16_lat_us": e16.latency_s * 1e6, "e16_lat_pct": 100 * e16.latency_s / e16.time_s,
         "e16_launch_us": e16.launch_s * 1e6, "e16_pick": _pick(e16), "e16_xfer_us": xfer_s * 1e6,
         "e16_channels": e16.num_channels, "e16_channels_word": "channel" if e16.num_channels == 1 else "channels",
-        "e16_full_link_us": 16 * KIB / link_bw * 1e6, "link_gbps": link_bw / 1e9,
-        "o16_us": _cost(16 * KIB, algorithm="one_shot").time_s * 1e6,
+        "e16_full_link_us": 16 * KiB / link_bw * 1e6, "link_gbps": link_bw / 1e9,
+        "o16_us": _cost(16 * KiB, algorithm="one_shot").time_s * 1e6,
     }
 
 
@@ -142,13 +141,13 @@ def _crossovers() -> dict[str, object]:
 
 
 def _channels() -> dict[str, object]:
-    small, mid, large = _cost(16 * KIB), _cost(MIB), _cost(GIB)
+    small, mid, large = _cost(16 * KiB), _cost(MiB), _cost(GiB)
     claims.require(cal.LAUNCH_S["sync"].value > small.latency_s,
                    "a synchronised call's dispatch costs more than NCCL's latency")
     claims.require(small.num_channels < large.num_channels,
                    "NCCL runs few channels for a small message, many for a large one")
     return {"ch_16k": small.num_channels, "ch_1m": mid.num_channels, "ch_1g": large.num_channels,
-            "ch_1g_pick": NCCL_NAMES[large.nccl_algorithm], "ch_ring_1g": _cost(GIB, algorithm="ring").num_channels}
+            "ch_1g_pick": NCCL_NAMES[large.nccl_algorithm], "ch_ring_1g": _cost(GiB, algorithm="ring").num_channels}
 
 
 def _quiz() -> dict[str, object]:

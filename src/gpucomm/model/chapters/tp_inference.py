@@ -28,11 +28,10 @@ from gpucomm.model.tp import (
     tp_speedup,
     tp_step,
 )
-from gpucomm.model.units import format_size
+from gpucomm.model.units import GiB, KiB, MiB, format_size
 
 __all__ = ["PREFILL_TOKENS", "decode_fabrics", "numbers"]
 
-KIB, MIB, GIB = 2**10, 2**20, 2**30
 MODEL = "llama-3-70b"
 SMALL_MODEL = "llama-3-8b"
 PREFILL_TOKENS = 4096
@@ -141,7 +140,7 @@ def _nvidia_blog(f: dict[str, Fabric]) -> dict[str, object]:
     q_mesh = tp_forward_comm(MODEL, tp_size=2, num_tokens=BLOG_PROMPT_TOKENS, fabric=mesh)
     nvlink4 = get_link("nvlink4")
     out: dict[str, object] = {
-        "q_msg_gib": q.msg_bytes * q.all_reduces_per_pass / GIB, "q_switch_ms": q.comm_per_pass_s * 1e3,
+        "q_msg_gib": q.msg_bytes * q.all_reduces_per_pass / GiB, "q_switch_ms": q.comm_per_pass_s * 1e3,
         "q_mesh_ms": q_mesh.comm_per_pass_s * 1e3, "q_ratio": q_mesh.comm_per_pass_s / q.comm_per_pass_s,
         "mesh_pair_gbps": pair_bw_bytes_per_s(mesh) / 1e9, "mesh_pair_bidir_gbps": 2 * pair_bw_bytes_per_s(mesh) / 1e9,
         "nvlink4_gbps": nvlink4.bw_bytes_per_s / 1e9, "nvlink4_bidir_gbps": nvlink4.bidir_marketing_bytes_per_s / 1e9,
@@ -222,7 +221,7 @@ def _custom_all_reduce(f: dict[str, Fabric], d1) -> dict[str, object]:
         "one_big_us": one_big * 1e6, "two_big_us": two_big * 1e6,
         "steps_one_shot": steps_and_wire_bytes("all_reduce", 1, num_ranks=8, algorithm="one_shot")[0],
         "steps_two_shot": steps_and_wire_bytes("all_reduce", 1, num_ranks=8, algorithm="two_shot")[0],
-        "c41_kib": int(v100["bytes"]) / KIB, "c41_nccl_us": float(v100["time_us"]), "c41_gpus": int(v100["n_gpus"]),
+        "c41_kib": int(v100["bytes"]) / KiB, "c41_nccl_us": float(v100["time_us"]), "c41_gpus": int(v100["n_gpus"]),
     }
 
 
@@ -241,8 +240,8 @@ def _sequence_parallel(ar_pre) -> dict[str, object]:
     return {
         "sp_ag_us": ag.time_s * 1e6, "sp_rs_us": rs.time_s * 1e6, "sp_us": (ag.time_s + rs.time_s) * 1e6,
         "sp_algo": ag.nccl_algorithm, "sp_over_ar": (ag.time_s + rs.time_s) / ar_pre.time_s,
-        "ar_ring_us": ar_ring.time_s * 1e6, "sp_wire_mib": sp_wire / MIB,
-        "ar_wire_ring_mib": ar_wire["ring"] / MIB, "ar_wire_nvls_mib": ar_wire["nvls"] / MIB,
+        "ar_ring_us": ar_ring.time_s * 1e6, "sp_wire_mib": sp_wire / MiB,
+        "ar_wire_ring_mib": ar_wire["ring"] / MiB, "ar_wire_nvls_mib": ar_wire["nvls"] / MiB,
     }
 
 

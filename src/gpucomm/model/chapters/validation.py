@@ -20,7 +20,7 @@ from gpucomm.model.course import checked_on
 from gpucomm.model.fabric import make_fabric
 from gpucomm.model.hardware import calibration as cal
 from gpucomm.model.hardware import get_gpu, get_inter_socket_link, get_link
-from gpucomm.model.units import format_size
+from gpucomm.model.units import GiB, KiB, MiB, format_size
 from gpucomm.model.validation import (
     BANDS,
     CASES,
@@ -42,7 +42,6 @@ from gpucomm.model.validation import (
 
 __all__ = ["GLUED_CASES", "accuracy_rows", "case_rows", "numbers", "parameter_rows"]
 
-KIB, MIB, GIB = 2**10, 2**20, 2**30
 GLUED_CASES = ("C02", "C03", "C28", "C08s", "C29", "C05", "C39", "C13", "C41", "P01", "P02", "P03", "P04", "P05", "P07",
                "M02", "M03")
 """The single cases whose measured and predicted values the page's prose quotes (``<id>_meas``, ``_model``, ``_err``,
@@ -214,8 +213,8 @@ def _pcie(results) -> dict[str, object]:
         "s06_lo": 100 * min(b.median_abs_error for b in s06), "s06_hi": 100 * max(b.median_abs_error for b in s06),
         "s06_busbw": s06_last.busbw_gb_per_s, "s06_size": format_size(s06_last.msg_bytes),
         "eff_staged_pct": 100 * cal.HOST_STAGED_EFFICIENCY.value,
-        "s07_large": _worst_pct(results, "S07", 64 * MIB), "s07_small": s07_small,
-        "q3_model": collective_cost("all_reduce", GIB, num_ranks=4,
+        "s07_large": _worst_pct(results, "S07", 64 * MiB), "s07_small": s07_small,
+        "q3_model": collective_cost("all_reduce", GiB, num_ranks=4,
                                     fabric=make_fabric("pcie4", p2p=False)).busbw_bytes_per_s / 1e9,
         "turin_socket": turin.bw_bytes_per_s / 1e9, "turin_nccl": turin.nccl_bw_bytes_per_s / 1e9,
         "icelake_socket": upi,
@@ -233,7 +232,7 @@ def _network_and_nvls(results) -> dict[str, object]:
         "C13_algbw": by_id["C13"].measured / busbw_factor("all_reduce", 8),
     }
     claims.require(by_id["C29"].error < 0, "two DGX Spark over RoCE take longer at 8 KiB than the model gives")
-    claims.require(all(r.error > 0 for r in _points(results, "S14", 2 * MIB, 64 * MIB)),
+    claims.require(all(r.error > 0 for r in _points(results, "S14", 2 * MiB, 64 * MiB)),
                    "the RoCE scale makes the 2-node A100 RoCE sweep slower than measured from 2 to 64 MiB")
     claims.require(by_id["M03"].error > max(abs(by_id[c].error) for c in ("M01", "M02")),
                    "over TCPX the model is further off than over RoCE and TCPXO")
@@ -241,7 +240,7 @@ def _network_and_nvls(results) -> dict[str, object]:
     nvls_min = {}
     for version in ("2.27.7", "2.30.7"):
         nvls_min[version] = min(n for n in range(2, 9) if collective_cost(
-            "all_reduce", 4 * GIB, num_ranks=n, fabric="nvlink4", nccl_version=version).nccl_algorithm == "nvls")
+            "all_reduce", 4 * GiB, num_ranks=n, fabric="nvlink4", nccl_version=version).nccl_algorithm == "nvls")
     out["nvls_min_2307"], out["nvls_min_2277"] = nvls_min["2.30.7"], nvls_min["2.27.7"]
     claims.require(nvls_min["2.30.7"] != nvls_min["2.27.7"], "the GPU count from which NCCL picks NVLS changed in 2.28")
     return out
@@ -259,26 +258,26 @@ def _small_messages(results) -> dict[str, object]:
     out["host_per_gpu_us"] = cal.HOST_LAUNCH_PER_GPU_S.value * 1e6
     out["host_per_channel_us"] = cal.HOST_LAUNCH_PER_CHANNEL_S.value * 1e6
     s09 = {r.msg_bytes: r for r in _points(results, "S09")}
-    out["s09_32k_us"], out["s09_1m_us"] = s09[32 * KIB].measured, s09[MIB].measured
-    claims.require(s09[MIB].measured > 2 * s09[32 * KIB].measured,
+    out["s09_32k_us"], out["s09_1m_us"] = s09[32 * KiB].measured, s09[MiB].measured
+    claims.require(s09[MiB].measured > 2 * s09[32 * KiB].measured,
                    "the thread's time grows from 32 KiB to 1 MiB as NCCL adds channels")
-    out["s10_worst_pct"] = _worst_pct(results, "S10", 32 * KIB, MIB)
-    out["s08_worst_pct"] = _worst_pct(results, "S08", 32 * KIB, MIB)
+    out["s10_worst_pct"] = _worst_pct(results, "S10", 32 * KiB, MiB)
+    out["s08_worst_pct"] = _worst_pct(results, "S08", 32 * KiB, MiB)
     newer = [host_cost_per_channel_s(k) * 1e6 for k in ("Azure A100x8", "S05", "S11", "S12", "S13")]
     out["new_per_channel_lo"], out["new_per_channel_hi"] = min(newer), max(newer)
     fast = [-r.error for r in results if r.sweep in ("Azure A100x8", "S11", "S12", "S13")
-            and r.group == "sweep" and r.msg_bytes < MIB and r.counted]
+            and r.group == "sweep" and r.msg_bytes < MiB and r.counted]
     out["fast_floor_lo"], out["fast_floor_hi"] = 100 * min(fast), 100 * max(fast)
     claims.require(min(fast) > 0, "where a host sits above the model's floor, the model is fast below 1 MiB")
     s18 = {r.msg_bytes: r for r in _points(results, "S18")}
     s04 = {r.msg_bytes: r for r in _points(results, "S04")}
-    out["s18_1k_us"] = s18[KIB].measured / 8  # -g 8: the time per GPU the thread drives
-    out["s18_128k_us"] = s18[128 * KIB].measured / 8
-    out["s04_128k_us"] = s04[128 * KIB].measured / 8
-    claims.require(s18[KIB].predicted > s18[KIB].measured and s18[128 * KIB].predicted < s18[128 * KIB].measured,
+    out["s18_1k_us"] = s18[KiB].measured / 8  # -g 8: the time per GPU the thread drives
+    out["s18_128k_us"] = s18[128 * KiB].measured / 8
+    out["s04_128k_us"] = s04[128 * KiB].measured / 8
+    claims.require(s18[KiB].predicted > s18[KiB].measured and s18[128 * KiB].predicted < s18[128 * KiB].measured,
                    "S18 is below the model's floor at 1 KiB and above it at 128 KiB")
-    out["s18_small_pct"] = _worst_pct(results, "S18", 0, MIB - 1)
-    out["s18_large_pct"] = _worst_pct(results, "S18", 4 * MIB)
+    out["s18_small_pct"] = _worst_pct(results, "S18", 0, MiB - 1)
+    out["s18_large_pct"] = _worst_pct(results, "S18", 4 * MiB)
     nvlink = nvlink_sweep_ids()
     floor = SWEEP_TARGETS["min_busbw_gb_per_s"]
     pts = [r for r in results if r.sweep in nvlink and not r.in_sample and r.counted and r.busbw_gb_per_s >= floor]
@@ -291,14 +290,14 @@ def _small_messages(results) -> dict[str, object]:
         out[f"lat_scale_{key}"] = p.value
     claims.require(cal.TUNER_LATENCY_SCALE["roce"].value > cal.TUNER_LATENCY_SCALE["net"].value,
                    "small messages over RoCE take longer than over InfiniBand")
-    out["s16_small_pct"] = _worst_pct(results, "S16", 0, MIB - 1)
-    out["s16_large_pct"] = _worst_pct(results, "S16", MIB)
+    out["s16_small_pct"] = _worst_pct(results, "S16", 0, MiB - 1)
+    out["s16_large_pct"] = _worst_pct(results, "S16", MiB)
     bias = [r.measured / r.predicted - 1 for r in results
             if r.group == "small_latency" and r.sweep and not r.in_sample and r.counted]
     out["small_bias_lo"], out["small_bias_hi"] = 100 * min(bias), 100 * max(bias)
     out["launch_sync_us"] = cal.LAUNCH_S["sync"].value * 1e6
     out["h200_sync_worst_pct"] = _worst_pct(results, "H200x8")
-    out["s17_small_pct"] = _worst_pct(results, "S17", 0, MIB - 1)
+    out["s17_small_pct"] = _worst_pct(results, "S17", 0, MiB - 1)
     out["c08s_floor_us"] = next(r for r in results if r.case_id == "C08s").measured
     return out
 
@@ -306,43 +305,43 @@ def _small_messages(results) -> dict[str, object]:
 def _large_and_mid(results) -> dict[str, object]:
     out: dict[str, object] = {}
     s17 = {r.msg_bytes: r for r in _points(results, "S17")}
-    big = s17[16 * GIB]
+    big = s17[16 * GiB]
     out["s17_16g_meas"] = big.busbw_gb_per_s
     out["s17_16g_model"] = big.busbw_gb_per_s * big.measured / big.predicted
-    mid = [r.busbw_gb_per_s for b, r in s17.items() if 512 * MIB <= b <= 4 * GIB]
+    mid = [r.busbw_gb_per_s for b, r in s17.items() if 512 * MiB <= b <= 4 * GiB]
     out["s17_mid_lo"], out["s17_mid_hi"] = min(mid), max(mid)
-    out["s17_large_pct"] = _worst_pct(results, "S17", 512 * MIB, 4 * GIB)
-    out["s17_mid_pct"] = _worst_pct(results, "S17", 2 * MIB, 64 * MIB)
+    out["s17_large_pct"] = _worst_pct(results, "S17", 512 * MiB, 4 * GiB)
+    out["s17_mid_pct"] = _worst_pct(results, "S17", 2 * MiB, 64 * MiB)
     c08 = next(s for s in SWEEPS if s.sweep_id == "C08")
-    c08_mid = {r.msg_bytes: r for r in _points(results, "C08", MIB, 64 * MIB)}
+    c08_mid = {r.msg_bytes: r for r in _points(results, "C08", MiB, 64 * MiB)}
     picks = {(c.nccl_algorithm, c.nccl_protocol) for c in (
         collective_cost("all_reduce", b, num_ranks=16, fabric=c08.fabric) for b in c08_mid)}
     claims.require(len(picks) == 1, "NCCL's tuner picks one pair over the TCPXO sweep's 1-64 MiB")
     out["c08_pick"] = "{} with {}".format(*picks.pop())
     out["c08_mid_lo"] = min(r.measured / r.predicted for r in c08_mid.values())
     out["c08_mid_hi"] = max(r.measured / r.predicted for r in c08_mid.values())
-    out["c08_16_32"] = c08_mid[32 * MIB].busbw_gb_per_s / c08_mid[16 * MIB].busbw_gb_per_s
+    out["c08_16_32"] = c08_mid[32 * MiB].busbw_gb_per_s / c08_mid[16 * MiB].busbw_gb_per_s
     worst = max((r for r in results if r.group == "sweep" and not r.in_sample and r.counted), key=lambda r: abs(r.error))
     label = next(s.label for s in SWEEPS if s.sweep_id == worst.sweep).split(",")[0]
     out["sweep_worst_id"] = f"{worst.sweep} ({label}) at {format_size(worst.msg_bytes)}"
     claims.require(worst.transport == "pcie", "the sweeps' worst point above 64 KiB is on a PCIe host")
     a100 = [r.error for r in results if r.sweep in ("Azure A100x8", "S08", "S09", "S10")
-            and 4 * MIB <= r.msg_bytes <= 32 * MIB]
+            and 4 * MiB <= r.msg_bytes <= 32 * MiB]
     out["a100_mid_lo"], out["a100_mid_hi"] = -100 * max(a100), -100 * min(a100)
-    s19 = [r.error for r in _points(results, "S19", 4 * MIB, 32 * MIB)]
+    s19 = [r.error for r in _points(results, "S19", 4 * MiB, 32 * MiB)]
     out["s19_mid_lo"], out["s19_mid_hi"] = -100 * max(s19), -100 * min(s19)
     claims.require(max(a100) < 0 and max(s19) < 0, "from 4 to 32 MiB the model's A100 times are short of the measured "
                                                    "ones, on the Azure VMs and on bare metal")
-    out["s02_mid_pct"] = _worst_pct(results, "S02", 2 * MIB, 8 * MIB)
-    claims.require(all(r.error < 0 for r in _points(results, "S02", 2 * MIB, 8 * MIB)),
+    out["s02_mid_pct"] = _worst_pct(results, "S02", 2 * MiB, 8 * MiB)
+    claims.require(all(r.error < 0 for r in _points(results, "S02", 2 * MiB, 8 * MiB)),
                    "on 4 nodes at 2-8 MiB the model's tree is too fast")
-    for lo, hi in ((512 * MIB, 4 * GIB), (2 * MIB, 64 * MIB)):
+    for lo, hi in ((512 * MiB, 4 * GiB), (2 * MiB, 64 * MiB)):
         worst = max(_points(results, "S17", lo, hi), key=lambda r: abs(r.error))
         claims.require(worst.error < 0, "on 8x B200 the model is fast from 2 MiB to 4 GiB")
     azure = [r for r in results if r.case_id.startswith("Azure")]
     t64 = next(r for r in azure if r.case_id.endswith(" 67M")).measured
     t8g = next(r for r in azure if r.case_id.endswith(" 8G")).measured
-    out["azure_64m_share_pct"] = 100 * t8g / t64 / (8 * GIB / (64 * MIB))
+    out["azure_64m_share_pct"] = 100 * t8g / t64 / (8 * GiB / (64 * MiB))
     return out
 
 
