@@ -36,7 +36,8 @@ ENV_STAMP := $(VENV)/.gpucomm-env
 BOOK_STAMP := _build/html/.gpucomm-strict-build
 # What the built pages depend on: a change in any of these makes `make test` rebuild the book.
 BOOK_SOURCES := _config.yml _toc.yml scripts/fetch_assets.sh \
-  $(shell find book notebooks labs src/gpucomm -type f \( -name '*.md' -o -name '*.ipynb' -o -name '*.py' \) \
+  $(shell find book notebooks labs src/gpucomm -type f \( -name '*.md' -o -name '*.ipynb' -o -name '*.py' \
+          -o -name '*.js' -o -name '*.css' \) \
           -not -path '*/.ipynb_checkpoints/*' -not -path '*/__pycache__/*' 2>/dev/null)
 # The venv's bin first: notebooks executed by the build and by nbval use its python.
 RUN := PATH="$(abspath $(BIN)):$$PATH"

@@ -8,7 +8,10 @@ plotly.js
     of require.js, which myst-nb adds at priority 500 on pages that saved ipywidgets state.
     Loaded after require.js, plotly.js would see ``define`` and register as an anonymous AMD
     module instead of setting ``window.Plotly``, and every figure of the page would stay blank.
-    The file is the one ``book_plotly_js`` names (``_config.yml``), under ``_static``.
+    The file is the one ``book_plotly_js`` names (``_config.yml``), under ``_static``. Right after
+    it comes ``gpucomm_draw_slices.js`` (``book/_ext/layout_static/``): plotly draws a figure in one
+    task (150-500 ms on a slow machine), and this lets the browser in between the steps of each draw
+    and draws the page's figures one after another, so that the page answers while they are drawn.
 MathJax
     Nothing to do here: ``sphinx.ext.mathjax`` already adds it only to pages with math (and to a
     page whose toctree includes one).
@@ -63,6 +66,8 @@ logger = logging.getLogger(__name__)
 
 # Below myst-nb's require.js (priority 500, nb_ipywidgets_js); see the module docstring.
 PLOTLY_JS_PRIORITY = 400
+# Right after plotly.js, before the page's figures are drawn: lets the browser in between the steps of a draw.
+DRAW_SLICES_JS = "gpucomm_draw_slices.js"
 # After plotly.js: the live front end calls Plotly.react (only after a change, but keep the order plain).
 LIVE_JS_PRIORITY = 450
 LIVE_STATIC = Path(__file__).resolve().parent / "live_static"  # gpucomm_live.js, gpucomm_live.css
@@ -109,13 +114,15 @@ def page_has_figure(body: str) -> bool:
 
 def add_plotly_where_used(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
                           doctree: Any) -> None:
-    """``html-page-context`` handler: add plotly.js to this page if it draws a figure."""
+    """``html-page-context`` handler: add plotly.js (and the script that draws its figures in slices) to this page
+    if it draws a figure."""
     path = app.config.book_plotly_js
     if not path or app.builder.format != "html":
         return
     if page_has_figure(context.get("body") or ""):
         # The builder restores its script list after every page: this adds to this page only.
         app.builder.add_js_file(path, priority=PLOTLY_JS_PRIORITY)
+        app.builder.add_js_file(DRAW_SLICES_JS, priority=PLOTLY_JS_PRIORITY + 1)
 
 
 def page_has_live_panel(body: str) -> bool:

@@ -165,7 +165,8 @@ PHONE_LAYOUT_JS = r"""minColumnPx => {
           sticking, narrow, covered};
 }"""
 
-FIGURES_LAID_OUT_JS = "() => Array.from(document.querySelectorAll('.js-plotly-plot')).every(g => g.dataset.gcLayout)"
+# Every figure of the page drawn (gpucomm_draw_slices.js draws them one after another, past the load event) and laid out.
+FIGURES_LAID_OUT_JS = "() => Array.from(document.querySelectorAll('.plotly-graph-div')).every(g => g.dataset.gcLayout)"
 
 # Every plotly figure whose slider's box meets its legend's box (in the figure's SVG).
 SLIDER_ON_LEGEND_JS = r"""() => {

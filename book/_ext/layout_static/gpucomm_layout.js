@@ -672,9 +672,14 @@
     wrapTables();
     widenTallTables();
     searchNote();
-    watchFigures();
-    // Figures drawn after load (a live calculator's first draw) are picked up on their first redraw.
-    setTimeout(watchFigures, 500);
+    // The page's own figures are drawn in slices, one after another, and may still be drawing at load
+    // (gpucomm_draw_slices.js): they are laid out once all are drawn.
+    const drawn = window.gpucommFiguresDrawn ? window.gpucommFiguresDrawn() : Promise.resolve();
+    drawn.then(() => {
+      watchFigures();
+      // Figures drawn after load (a live calculator's first draw) are picked up on their first redraw.
+      setTimeout(watchFigures, 500);
+    });
   }
 
   if (document.readyState === "complete") start();

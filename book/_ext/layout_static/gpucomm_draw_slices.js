@@ -1,0 +1,132 @@
+// Plotly draws a figure in one task: on the 2-core machine the book is measured on, a calculator page's first
+// figure (six to eight axes, a legend, a slider) takes 400-500 ms cold and a second one 150-280 ms, so the page froze
+// after its first paint (static-book issue 26: no main-thread task over 200 ms after the first paint). This script
+// lets the browser in between the steps of a draw, as plotly itself does when a step has to wait (MathJax): it is
+// loaded right after plotly.js on pages with figures, by book/_ext/book_page_assets.py.
+//
+// How. Plotly runs a draw as a sequence of steps (Lib.syncOrAsync); between them, Plots.previousPromises waits for the
+// promises in the figure's `gd._promises` when there are any, and the rest of the sequence then runs in the task
+// that settles them. Plotly exports neither Lib nor Plots, so the figure's own `_promises` is made an accessor
+// (on a prototype of the figure's element only, so that plotly's `delete gd._promises` in Plots.purge keeps it):
+// reading it once the current task has run SLICE_MS of plotly work puts in one promise that settles in the next
+// task. Plotly's steps read it at every previousPromises; where a caller does not wait for the answer, the promise
+// stays in the queue and the next previousPromises that is waited for yields. What is drawn is unchanged, only when
+// it is drawn (tests/book/test_browser_draw_slices.py draws every figure both ways and compares the SVG). Measured
+// with benchmarks/bench_live_calculator.py (figures in the README).
+//
+// A figure a live calculator redraws (gpucomm_live.js sets `gd.gpucommWhole`) is drawn in one task, as before: an
+// update takes tens of ms and the reader waits for it; a yield would let a frame be rendered in the middle.
+//
+// Figures drawn while the page loads (the scripts myst-nb writes for each output) are drawn one after another, in
+// page order, not interleaved; `window.gpucommFiguresDrawn()` resolves when the queue is empty (the layout script
+// lays figures out after it).
+(function () {
+  "use strict";
+
+  const Plotly = window.Plotly;
+  if (!Plotly || Plotly.gpucommSliced) return;
+  Plotly.gpucommSliced = true;
+
+  // Plotly work per task before the next wait point yields. Small, because the longest stretch with no wait point
+  // (the axes of a figure with their tick labels, then its traces: 100-140 ms cold on a phone page) follows it; a
+  // live update that takes less than this is drawn in one task as before.
+  const SLICE_MS = 10;
+
+  let sliceStart = null;  // when plotly's work in the current task began; null between tasks
+  function startSlice() {
+    sliceStart = performance.now();
+    setTimeout(() => { sliceStart = null; }, 0);  // runs after the current task: the next task starts a new slice
+  }
+  function sliceSpent() {
+    if (sliceStart === null) startSlice();
+    return performance.now() - sliceStart;
+  }
+  // scheduler.yield resumes ahead of other queued tasks and is not clamped to 4 ms as nested timers are.
+  const nextTask = () => (window.scheduler && typeof window.scheduler.yield === "function"
+    ? window.scheduler.yield() : new Promise(resolve => setTimeout(resolve, 0))).then(startSlice);
+
+  // Whether the previousPromises reading `_promises` now is one whose answer is waited for: a step of the sequence of
+  // one of plotly's calls (newPlot's _doPlot, relayout, update, restyle), or a step of a sequence run by such a
+  // step, each returning what it runs. Read from the call stack: the frames from previousPromises up to the call
+  // alternate between Lib.syncOrAsync and at most one step; a sequence resumed after a wait (nothing below it) was
+  // waited for too. A yield offered anywhere else would not be waited for, and what follows it in its own sequence
+  // would run after the rest of the draw: the legend draws its entries, yields, and only then measures them and
+  // pushes the margin, after the margins were settled (the plot area came out too tall; the test caught it).
+  // Plotly names its calls' functions in the stack by the property they are called as ("[as _doPlot]").
+  const CALL_FRAME = /\[as (_doPlot|relayout|update|restyle)\]/;
+  const SEQUENCE_FRAME = /syncOrAsync/;
+  function waitedFor() {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 60;
+    const frames = (new Error().stack || "").split("\n").slice(3)  // "Error", this function, the getter
+      .map(line => line.trim()).filter(line => !line.startsWith("at async"));
+    Error.stackTraceLimit = limit;
+    if (!frames.length || !/previousPromises/.test(frames[0])) return false;
+    for (let i = 1; ;) {
+      if (i < frames.length && !SEQUENCE_FRAME.test(frames[i])) i++;  // the step that returned it, if any
+      if (i >= frames.length || !SEQUENCE_FRAME.test(frames[i])) return false;
+      i++;
+      if (i >= frames.length || CALL_FRAME.test(frames[i])) return true;  // one of plotly's calls
+      if (i + 1 >= frames.length) return true;  // a sequence resumed after a wait: its continuation, at the bottom
+    }
+  }
+
+  function sliceDrawsOf(gd) {
+    if (!gd || gd.gpucommSliced) return;
+    const queue = Object.prototype.hasOwnProperty.call(gd, "_promises") ? gd._promises : undefined;
+    delete gd._promises;
+    const proto = Object.create(Object.getPrototypeOf(gd), {
+      _promises: {
+        configurable: true,
+        // The figure's queue as plotly keeps it; to a previousPromises that is waited for, once this task has run
+        // SLICE_MS of plotly's work, the queue and one promise that settles in the next task (not put in the queue:
+        // a reader that does not wait leaves nothing behind).
+        get() {
+          const promises = this.gpucommPromises || (this.gpucommPromises = []);
+          if (this.gpucommWhole || !this.gpucommDrawing || sliceSpent() <= SLICE_MS || !waitedFor()) return promises;
+          if (!this.gpucommYield) this.gpucommYield = nextTask();
+          return promises.concat([this.gpucommYield]);
+        },
+        set(value) {  // previousPromises empties the queue once it settled
+          this.gpucommPromises = value;
+          this.gpucommYield = null;
+        },
+      },
+    });
+    Object.setPrototypeOf(gd, proto);
+    gd.gpucommSliced = true;
+    if (queue) gd.gpucommPromises = queue;
+  }
+
+  const element = gd => typeof gd === "string" ? document.getElementById(gd) : gd;
+  // Only plotly's draws started by these calls are sliced (not a hover label's legend, drawn in an event handler).
+  function drawing(div, run) {
+    if (!div || !div.gpucommSliced) return run();
+    div.gpucommDrawing = (div.gpucommDrawing || 0) + 1;
+    const done = () => { div.gpucommDrawing -= 1; };
+    let result;
+    try {
+      result = run();
+    } catch (err) {
+      done();
+      throw err;
+    }
+    Promise.resolve(result).then(done, done);
+    return result;
+  }
+  let pageDraws = Promise.resolve();
+  for (const name of ["newPlot", "react", "relayout", "update", "restyle"]) {
+    const call = Plotly[name];
+    const first = name === "newPlot" || name === "react";  // may be a figure's first draw
+    Plotly[name] = function (gd, ...rest) {
+      const div = element(gd);
+      if (first) sliceDrawsOf(div);
+      const run = () => drawing(div, () => call.call(Plotly, div || gd, ...rest));
+      if (!first || document.readyState !== "loading") return run();
+      const drawn = pageDraws.then(run);
+      pageDraws = drawn.catch(() => undefined);  // a figure that fails to draw does not stop the others
+      return drawn;
+    };
+  }
+  window.gpucommFiguresDrawn = () => pageDraws;
+})();

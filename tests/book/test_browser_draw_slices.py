@@ -1,0 +1,122 @@
+"""The book's figures drawn in slices (``gpucomm_draw_slices.js``) look exactly as plotly draws them in one go.
+
+The script lets the browser in between the steps of each plotly draw and draws a page's figures one after another
+(static-book issue 26: no main-thread task over 200 ms after the first paint; the figures are in
+``benchmarks/bench_live_calculator.py``). Each page with figures is opened twice at 1280 px, once as built and once
+with the script's request refused (plotly alone, as before it), the layout script refused both times, and every
+figure's drawing (its SVG layers, attributes in name order, plotly's random ids taken out) must be the same. A second test checks the slices happen: a figure's draw
+is split into several tasks.
+
+Server and browser fixtures come from ``test_browser.py`` (``GPUCOMM_BOOK_HTML`` names another build).
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_browser import (  # noqa: F401
+    FIGURES_LAID_OUT_JS,
+    HTML,
+    LOCAL_HOSTS,
+    base_url,
+    browser,
+    toc_pages,
+)
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = "gpucomm_draw_slices.js"
+LAYOUT_SCRIPT = "gpucomm_layout.js"
+# Every figure of the page drawn: plotly's own sign (its class) on each of myst-nb's figure boxes.
+DRAWN_JS = "() => Array.from(document.querySelectorAll('.plotly-graph-div')).every(g => g.classList.contains('js-plotly-plot'))"
+VIEWPORT = {"width": 1280, "height": 800}
+
+# Each figure's drawing: its SVG layers (main plot, hover and info layers), every element with its attributes in
+# name order (a step run later may set them in another order) and plotly's random ids (the figure's
+# fullLayout._uid, in clip-path ids and references, and each trace's uid, in its group's class) replaced by fixed words.
+DRAWINGS_JS = r"""() => {
+  const write = node => node.nodeType === 3 ? node.textContent : node.nodeType !== 1 ? '' :
+    `<${node.localName}${Array.from(node.attributes).map(a => ` ${a.name}="${a.value}"`).sort().join('')}>` +
+    Array.from(node.childNodes).map(write).join('') + `</${node.localName}>`;
+  return Object.fromEntries(Array.from(document.querySelectorAll('.plotly-graph-div')).map(gd => {
+    let svg = Array.from(gd.querySelectorAll('svg.main-svg')).map(write).join('\n');
+    const ids = [[gd._fullLayout && gd._fullLayout._uid, 'UID'], ...(gd._fullData || []).map((t, i) => [t.uid, `TRACE${i}`])];
+    for (const [id, word] of ids) if (id) svg = svg.split(id).join(word);
+    return [gd.id, svg];
+  }));
+}"""
+
+
+def _figure_pages() -> list[str]:
+    return [rel for rel in toc_pages()
+            if (HTML / rel).is_file() and "Plotly.newPlot(" in (HTML / rel).read_text(errors="replace")]
+
+
+def _drawings(browser, base_url, rel, *, sliced: bool) -> dict[str, str]:  # noqa: F811 - fixtures
+    """Each figure of page ``rel`` as plotly drew it, with or without the slices script; the layout script is left
+    out both ways (it lays figures out again once drawn; its own tests check its result)."""
+    context = browser.new_context(viewport=VIEWPORT, service_workers="block")
+    refused = (LAYOUT_SCRIPT,) if sliced else (LAYOUT_SCRIPT, SCRIPT)
+
+    def route(route, request):
+        host = request.url.split("/")[2].split(":")[0]
+        if host not in LOCAL_HOSTS or any(name in request.url for name in refused):
+            route.abort()
+        else:
+            route.continue_()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.goto(base_url + rel, wait_until="load", timeout=60_000)
+    if sliced:
+        page.evaluate("() => window.gpucommFiguresDrawn()")
+    page.wait_for_function(DRAWN_JS, timeout=30_000)
+    page.wait_for_timeout(500)  # a redraw plotly scheduled for itself (a margin pushed by a legend, a slider)
+    drawings = page.evaluate(DRAWINGS_JS)
+    context.close()
+    assert not errors, f"{rel} ({'sliced' if sliced else 'plotly alone'}): {errors}"
+    return drawings
+
+
+@pytest.mark.parametrize("rel", _figure_pages() or ["(no built book)"])
+def test_figures_drawn_in_slices_look_as_drawn_in_one_go(browser, base_url, rel):  # noqa: F811 - fixtures
+    if not (HTML / rel).is_file():
+        pytest.skip(f"no {rel} in {HTML}")
+    sliced = _drawings(browser, base_url, rel, sliced=True)
+    whole = _drawings(browser, base_url, rel, sliced=False)
+    assert sliced.keys() == whole.keys()
+    assert sliced, f"{rel}: no figure drawn"
+    for fig_id, svg in whole.items():
+        if sliced[fig_id] != svg:
+            at = next(i for i, (a, b) in enumerate(zip(svg, sliced[fig_id] + "\0")) if a != b)
+            pytest.fail(f"{rel} {fig_id}: drawn in slices differs from plotly's one-go drawing at character {at}:\n"
+                        f"  one go: ...{svg[max(0, at - 150):at + 150]}\n"
+                        f"  sliced: ...{sliced[fig_id][max(0, at - 150):at + 150]}")
+
+
+def test_a_figure_draw_runs_in_several_tasks(browser, base_url):  # noqa: F811 - fixtures
+    """On the mesh calculator's page (two figures of six axes each), plotly's draws are split: the page's
+    figures take more tasks than figures, and the script's queue empties."""
+    rel = "notebooks/mesh_vs_nvswitch.html"
+    if not (HTML / rel).is_file():
+        pytest.skip(f"no {rel} in {HTML}")
+    context = browser.new_context(viewport=VIEWPORT, service_workers="block")
+    # Count the tasks plotly's figure draws resume in: each slice ends with a yield, each yield resumes in a task.
+    context.add_init_script("""(() => {
+      window.__resumes = 0;
+      if (window.scheduler && scheduler.yield) {
+        const y = scheduler.yield.bind(scheduler);
+        scheduler.yield = () => { window.__resumes++; return y(); };
+      }
+    })();""")
+    page = context.new_page()
+    page.goto(base_url + rel, wait_until="load", timeout=60_000)
+    page.wait_for_function("() => window.gpucommFiguresDrawn && true", timeout=30_000)
+    page.evaluate("() => window.gpucommFiguresDrawn()")
+    page.wait_for_function(FIGURES_LAID_OUT_JS, timeout=30_000)
+    figures = page.locator(".plotly-graph-div").count()
+    resumes = page.evaluate("() => window.__resumes")
+    context.close()
+    assert figures == 2
+    assert resumes > figures, f"the page's {figures} figures were drawn in {resumes} slices after the first"
