@@ -5,7 +5,8 @@ The script lets the browser in between the steps of each plotly draw and draws a
 ``benchmarks/bench_live_calculator.py``). Each page with figures is opened twice at 1280 px, once as built and once
 with the script's request refused (plotly alone, as before it), the layout script refused both times, and every
 figure's drawing (its SVG layers, attributes in name order, plotly's random ids taken out) must be the same. A second test checks the slices happen: a figure's draw
-is split into several tasks.
+is split into several tasks. On a phone the same comparison runs with the layout script (its relayouts draw each
+figure again, in slices too) on the calculators' pages and pages with dropdowns.
 
 Server and browser fixtures come from ``test_browser.py`` (``GPUCOMM_BOOK_HTML`` names another build).
 """
@@ -29,6 +30,11 @@ LAYOUT_SCRIPT = "gpucomm_layout.js"
 # Every figure of the page drawn: plotly's own sign (its class) on each of myst-nb's figure boxes.
 DRAWN_JS = "() => Array.from(document.querySelectorAll('.plotly-graph-div')).every(g => g.classList.contains('js-plotly-plot'))"
 VIEWPORT = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+# The live calculators' pages and those with dropdowns: the layout script's heaviest relayouts on a phone.
+PHONE_PAGES = ("notebooks/allreduce_calculator.html", "notebooks/mesh_vs_nvswitch.html",
+               "notebooks/generations_explorer.html", "notebooks/training_calculator.html",
+               "notebooks/tp_inference_calculator.html", "book/pcie.html", "book/debugging.html", "book/measuring.html")
 
 # Each figure's drawing: its SVG layers (main plot, hover and info layers), every element with its attributes in
 # name order (a step run later may set them in another order) and plotly's random ids (the figure's
@@ -51,11 +57,14 @@ def _figure_pages() -> list[str]:
             if (HTML / rel).is_file() and "Plotly.newPlot(" in (HTML / rel).read_text(errors="replace")]
 
 
-def _drawings(browser, base_url, rel, *, sliced: bool) -> dict[str, str]:  # noqa: F811 - fixtures
-    """Each figure of page ``rel`` as plotly drew it, with or without the slices script; the layout script is left
-    out both ways (it lays figures out again once drawn; its own tests check its result)."""
-    context = browser.new_context(viewport=VIEWPORT, service_workers="block")
-    refused = (LAYOUT_SCRIPT,) if sliced else (LAYOUT_SCRIPT, SCRIPT)
+def _drawings(browser, base_url, rel, *, sliced: bool, phone: bool = False) -> dict[str, str]:  # noqa: F811
+    """Each figure of page ``rel`` as drawn, with or without the slices script. At 1280 px the layout script is left
+    out both ways (it lays figures out again once drawn; its own tests check its result); on a phone (390 px) it runs
+    both ways, and its relayouts (a figure laid out as one column, drawn again) are drawn in slices or not."""
+    context = browser.new_context(viewport=PHONE if phone else VIEWPORT, service_workers="block")
+    refused = () if phone else (LAYOUT_SCRIPT,)
+    if not sliced:
+        refused += (SCRIPT,)
 
     def route(route, request):
         host = request.url.split("/")[2].split(":")[0]
@@ -71,7 +80,7 @@ def _drawings(browser, base_url, rel, *, sliced: bool) -> dict[str, str]:  # noq
     page.goto(base_url + rel, wait_until="load", timeout=60_000)
     if sliced:
         page.evaluate("() => window.gpucommFiguresDrawn()")
-    page.wait_for_function(DRAWN_JS, timeout=30_000)
+    page.wait_for_function(FIGURES_LAID_OUT_JS if phone else DRAWN_JS, timeout=30_000)
     page.wait_for_timeout(500)  # a redraw plotly scheduled for itself (a margin pushed by a legend, a slider)
     drawings = page.evaluate(DRAWINGS_JS)
     context.close()
@@ -79,12 +88,7 @@ def _drawings(browser, base_url, rel, *, sliced: bool) -> dict[str, str]:  # noq
     return drawings
 
 
-@pytest.mark.parametrize("rel", _figure_pages() or ["(no built book)"])
-def test_figures_drawn_in_slices_look_as_drawn_in_one_go(browser, base_url, rel):  # noqa: F811 - fixtures
-    if not (HTML / rel).is_file():
-        pytest.skip(f"no {rel} in {HTML}")
-    sliced = _drawings(browser, base_url, rel, sliced=True)
-    whole = _drawings(browser, base_url, rel, sliced=False)
+def _same(rel: str, whole: dict[str, str], sliced: dict[str, str]) -> None:
     assert sliced.keys() == whole.keys()
     assert sliced, f"{rel}: no figure drawn"
     for fig_id, svg in whole.items():
@@ -93,6 +97,23 @@ def test_figures_drawn_in_slices_look_as_drawn_in_one_go(browser, base_url, rel)
             pytest.fail(f"{rel} {fig_id}: drawn in slices differs from plotly's one-go drawing at character {at}:\n"
                         f"  one go: ...{svg[max(0, at - 150):at + 150]}\n"
                         f"  sliced: ...{sliced[fig_id][max(0, at - 150):at + 150]}")
+
+
+@pytest.mark.parametrize("rel", _figure_pages() or ["(no built book)"])
+def test_figures_drawn_in_slices_look_as_drawn_in_one_go(browser, base_url, rel):  # noqa: F811 - fixtures
+    if not (HTML / rel).is_file():
+        pytest.skip(f"no {rel} in {HTML}")
+    _same(rel, _drawings(browser, base_url, rel, sliced=False), _drawings(browser, base_url, rel, sliced=True))
+
+
+@pytest.mark.parametrize("rel", PHONE_PAGES)
+def test_phone_relayouts_drawn_in_slices_look_as_drawn_in_one_go(browser, base_url, rel):  # noqa: F811 - fixtures
+    """On a phone the layout script lays each figure out again (a relayout, the whole figure drawn again): the
+    calculators' pages and those with dropdowns come out the same with those redraws sliced."""
+    if not (HTML / rel).is_file():
+        pytest.skip(f"no {rel} in {HTML}")
+    _same(rel, _drawings(browser, base_url, rel, sliced=False, phone=True),
+          _drawings(browser, base_url, rel, sliced=True, phone=True))
 
 
 def test_a_figure_draw_runs_in_several_tasks(browser, base_url):  # noqa: F811 - fixtures

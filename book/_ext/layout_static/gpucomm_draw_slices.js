@@ -7,12 +7,13 @@
 // How. Plotly runs a draw as a sequence of steps (Lib.syncOrAsync); between them, Plots.previousPromises waits for the
 // promises in the figure's `gd._promises` when there are any, and the rest of the sequence then runs in the task
 // that settles them. Plotly exports neither Lib nor Plots, so the figure's own `_promises` is made an accessor
-// (on a prototype of the figure's element only, so that plotly's `delete gd._promises` in Plots.purge keeps it):
-// reading it once the current task has run SLICE_MS of plotly work puts in one promise that settles in the next
-// task. Plotly's steps read it at every previousPromises; where a caller does not wait for the answer, the promise
-// stays in the queue and the next previousPromises that is waited for yields. What is drawn is unchanged, only when
-// it is drawn (tests/book/test_browser_draw_slices.py draws every figure both ways and compares the SVG). Measured
-// with benchmarks/bench_live_calculator.py (figures in the README).
+// (on a prototype of the figure's element only, so that plotly's `delete gd._promises` in Plots.purge keeps it).
+// Once the current task has run SLICE_MS of plotly's work, a previousPromises whose answer plotly waits for (read
+// from the call stack, see waitedFor) is handed one more promise, which settles in the next task. What is drawn is
+// unchanged, only when it is drawn: tests/book/test_browser_draw_slices.py draws every figure of the book both ways
+// and compares the SVG. Measured with benchmarks/bench_live_calculator.py (figures in the README). Only the draws of
+// plotly's calls made from outside plotly (a page's figure, the layout script's relayouts) are sliced: not what
+// plotly starts itself (a button of the figure, a hover label).
 //
 // A figure a live calculator redraws (gpucomm_live.js sets `gd.gpucommWhole`) is drawn in one task, as before: an
 // update takes tens of ms and the reader waits for it; a yield would let a frame be rendered in the middle.
@@ -52,9 +53,18 @@
   // waited for too. A yield offered anywhere else would not be waited for, and what follows it in its own sequence
   // would run after the rest of the draw: the legend draws its entries, yields, and only then measures them and
   // pushes the margin, after the margins were settled (the plot area came out too tall; the test caught it).
-  // Plotly names its calls' functions in the stack by the property they are called as ("[as _doPlot]").
+  // Plotly names its calls' functions in the stack by the property they are called as ("[as _doPlot]"); where one is
+  // called otherwise (_doPlot through plotly's registry, when a relayout redraws the whole figure), its frame is
+  // known by where it is in plotly.js, the place a named frame of it showed (`callSites`).
   const CALL_FRAME = /\[as (_doPlot|relayout|update|restyle)\]/;
   const SEQUENCE_FRAME = /syncOrAsync/;
+  const callSites = new Set();
+  const siteOf = frame => (/(\S+:\d+:\d+)\)?$/.exec(frame) || [])[1] || frame;
+  function isCall(frame) {
+    if (!CALL_FRAME.test(frame)) return callSites.has(siteOf(frame));
+    callSites.add(siteOf(frame));
+    return true;
+  }
   function waitedFor() {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 60;
@@ -66,7 +76,7 @@
       if (i < frames.length && !SEQUENCE_FRAME.test(frames[i])) i++;  // the step that returned it, if any
       if (i >= frames.length || !SEQUENCE_FRAME.test(frames[i])) return false;
       i++;
-      if (i >= frames.length || CALL_FRAME.test(frames[i])) return true;  // one of plotly's calls
+      if (i >= frames.length || isCall(frames[i])) return true;  // one of plotly's calls
       if (i + 1 >= frames.length) return true;  // a sequence resumed after a wait: its continuation, at the bottom
     }
   }
@@ -99,7 +109,7 @@
   }
 
   const element = gd => typeof gd === "string" ? document.getElementById(gd) : gd;
-  // Only plotly's draws started by these calls are sliced (not a hover label's legend, drawn in an event handler).
+  // The figure is being drawn by one of the calls below (plotly's own calls from its buttons go round them).
   function drawing(div, run) {
     if (!div || !div.gpucommSliced) return run();
     div.gpucommDrawing = (div.gpucommDrawing || 0) + 1;
