@@ -23,10 +23,13 @@ the desktop's. Per run:
 
 Targets (static-book issue 26): first live result <= 3 s, a later update <= 30 ms median and <= 50 ms at the
 90th percentile, desktop; at most twice that on the phone; no main-thread task over 200 ms after the first
-paint. The machine's load average is printed before and after: on a shared machine the figures are
-slower than on a quiet one. Prints figures; it is not a test. Run after ``make book``::
+paint. ``--plotly-alone`` refuses the script that draws the page's figures in slices (``gpucomm_draw_slices.js``),
+to compare with plotly drawing each figure in one task on the same machine. The machine's load average is printed
+before and after: on a shared machine the figures are slower than on a quiet one. Prints figures; it is not a test.
+Run after ``make book``::
 
-    python benchmarks/bench_live_calculator.py [--html DIR] [--runs 3] [--updates 30] [--profile both] [CALCULATOR ...]
+    python benchmarks/bench_live_calculator.py [--html DIR] [--runs 3] [--updates 30] [--profile both]
+        [--plotly-alone] [CALCULATOR ...]
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ TARGET_UPDATE_MS = 30.0  # median
 TARGET_UPDATE_P90_MS = 50.0
 TARGET_LONG_TASK_MS = 200.0
 QUIET_MS = 500
+DRAW_SLICES_JS = "gpucomm_draw_slices.js"  # lets the browser in between the steps of each figure's draw
 DRAG_FRAMES = 60
 
 # Long tasks and the first contentful paint, recorded from the page's start (read after each run).
@@ -152,15 +156,18 @@ def _p90(values: list[float]) -> float:
     return ordered[int(0.9 * (len(ordered) - 1))]
 
 
-def run_once(browser, base_url: str, name: str, updates: int, profile: str) -> dict:
-    """One cold run of calculator ``name`` in ``profile``: bytes, first live result, later updates, a drag, long tasks."""
+def run_once(browser, base_url: str, name: str, updates: int, profile: str, plotly_alone: bool = False) -> dict:
+    """One cold run of calculator ``name`` in ``profile``: bytes, first live result, later updates, a drag, long tasks.
+    ``plotly_alone``: the page's figures drawn by plotly in one go (``DRAW_SLICES_JS`` refused), to compare."""
     page_rel, (first_field, first_value), changes = CASES[name]
     context = browser.new_context(service_workers="block", **PROFILES[profile])
     context.add_init_script(LONG_TASKS_JS)
     external: list[str] = []
 
     def route(route, request):
-        if urlsplit(request.url).hostname in LOCAL_HOSTS:
+        if plotly_alone and DRAW_SLICES_JS in request.url:
+            route.abort()
+        elif urlsplit(request.url).hostname in LOCAL_HOSTS:
             route.continue_()
         else:
             external.append(request.url)
@@ -249,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--updates", type=int, default=30, help="later updates timed per run (default 30)")
     parser.add_argument("--profile", choices=(*PROFILES, "both"), default="both",
                         help="desktop (1280x800), phone (390x844, touch) or both (default)")
+    parser.add_argument("--plotly-alone", action="store_true",
+                        help=f"refuse {DRAW_SLICES_JS}: figures drawn by plotly in one task each, as before it (to "
+                             "compare on the same machine)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.calculators if n not in CASES]
     if unknown:
@@ -272,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, load average "
           f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (1, 5, 15 min); book: {html}")
     print(f"{args.runs} cold runs per calculator and profile (fresh context each), {args.updates} later updates per run, "
-          f"a {DRAG_FRAMES}-frame slider drag, offline (requests off 127.0.0.1 aborted)")
+          f"a {DRAG_FRAMES}-frame slider drag, offline (requests off 127.0.0.1 aborted)"
+          + (f"; {DRAW_SLICES_JS} refused (plotly alone)" if args.plotly_alone else ""))
     server, base_url = serve(html)
     results: dict[tuple[str, str], list[dict]] = {}
     try:
@@ -282,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name in names:
                     print(f"{name} ({CASES[name][0]}), {profile}:")
                     for i in range(args.runs):
-                        r = run_once(browser, base_url, name, args.updates, profile)
+                        r = run_once(browser, base_url, name, args.updates, profile, args.plotly_alone)
                         results.setdefault((profile, name), []).append(r)
                         drag = r["drag"]
                         dragged = (f"; drag of {drag['field']}: {drag['events']} input events -> {len(drag['records'])} "

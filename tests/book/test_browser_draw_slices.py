@@ -4,9 +4,10 @@ The script lets the browser in between the steps of each plotly draw and draws a
 (static-book issue 26: no main-thread task over 200 ms after the first paint; the figures are in
 ``benchmarks/bench_live_calculator.py``). Each page with figures is opened twice at 1280 px, once as built and once
 with the script's request refused (plotly alone, as before it), the layout script refused both times, and every
-figure's drawing (its SVG layers, attributes in name order, plotly's random ids taken out) must be the same. A second test checks the slices happen: a figure's draw
-is split into several tasks. On a phone the same comparison runs with the layout script (its relayouts draw each
-figure again, in slices too) on the calculators' pages and pages with dropdowns.
+figure's drawing (its SVG layers, attributes in name order, plotly's random ids taken out) must be the same. On a
+phone the same comparison runs with the layout script (its relayouts draw each figure again, in slices too) on the
+calculators' pages and pages with dropdowns. A last test checks the slices happen: a figure's draw is split into
+several tasks.
 
 Server and browser fixtures come from ``test_browser.py`` (``GPUCOMM_BOOK_HTML`` names another build).
 """
