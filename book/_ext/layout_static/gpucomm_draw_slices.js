@@ -15,8 +15,9 @@
 // plotly's calls made from outside plotly (a page's figure, the layout script's relayouts) are sliced: not what
 // plotly starts itself (a button of the figure, a hover label).
 //
-// A figure a live calculator redraws (gpucomm_live.js sets `gd.gpucommWhole`) is drawn in one task, as before: an
-// update takes tens of ms and the reader waits for it; a yield would let a frame be rendered in the middle.
+// A figure a live calculator redraws (gpucomm_live.js sets `gd.gpucommLive`) yields only after LIVE_SLICE_MS: an
+// update takes tens of ms and the reader waits for it (a yield lets a frame be rendered in the middle), but one that
+// redraws the whole figure (a relayout of its axes, 150-230 ms on a phone page) is not let freeze the page either.
 //
 // Figures drawn while the page loads (the scripts myst-nb writes for each output) are drawn one after another, in
 // page order, not interleaved; `window.gpucommFiguresDrawn()` resolves when the queue is empty (the layout script
@@ -32,6 +33,7 @@
   // (the axes of a figure with their tick labels, then its traces: 100-140 ms cold on a phone page) follows it; a
   // live update that takes less than this is drawn in one task as before.
   const SLICE_MS = 10;
+  const LIVE_SLICE_MS = 50;
 
   let sliceStart = null;  // when plotly's work in the current task began; null between tasks
   function startSlice() {
@@ -93,7 +95,8 @@
         // a reader that does not wait leaves nothing behind).
         get() {
           const promises = this.gpucommPromises || (this.gpucommPromises = []);
-          if (this.gpucommWhole || !this.gpucommDrawing || sliceSpent() <= SLICE_MS || !waitedFor()) return promises;
+          const budget = this.gpucommLive ? LIVE_SLICE_MS : SLICE_MS;
+          if (!this.gpucommDrawing || sliceSpent() <= budget || !waitedFor()) return promises;
           if (!this.gpucommYield) this.gpucommYield = nextTask();
           return promises.concat([this.gpucommYield]);
         },

@@ -489,9 +489,9 @@
   // last layout drawn (flat), so a change is measured against what the page asked for, not what plotly wrote back.
   // Returns what the fast path did (fastDraw), or null when a full draw was needed.
   async function draw(gd, result, state) {
-    // In one task, not in slices as the page's own figures are drawn (gpucomm_draw_slices.js): an update is short
+    // Sliced only once it ran 50 ms, not 10 as the page's own figures (gpucomm_draw_slices.js): an update is short
     // and the reader is waiting for it.
-    gd.gpucommWhole = true;
+    gd.gpucommLive = true;
     if (result.spec) {
       const spec = result.spec;
       const data = spec.data.filter(t => t.visible !== false);  // traces hidden by the spec: less to diff and draw
