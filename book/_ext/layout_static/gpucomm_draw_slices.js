@@ -7,7 +7,8 @@
 // How. Plotly runs a draw as a sequence of steps (Lib.syncOrAsync); between them, Plots.previousPromises waits for the
 // promises in the figure's `gd._promises` when there are any, and the rest of the sequence then runs in the task
 // that settles them. Plotly exports neither Lib nor Plots, so the figure's own `_promises` is made an accessor
-// (on a prototype of the figure's element only, so that plotly's `delete gd._promises` in Plots.purge keeps it).
+// (on a prototype put between the figure's element and its class, so that plotly's `delete gd._promises` in
+// Plots.purge keeps it).
 // Once the current task has run SLICE_MS of plotly's work, a previousPromises whose answer plotly waits for (read
 // from the call stack, see waitedFor) is handed one more promise, which settles in the next task. What is drawn is
 // unchanged, only when it is drawn: tests/book/test_browser_draw_slices.py draws every figure of the book both ways
@@ -83,30 +84,39 @@
     }
   }
 
+  // One prototype per element class, shared by every figure of that class: plotly reads a figure's properties in
+  // hot code, and figures with prototypes of their own would each be a shape of their own to it.
+  const slicedPrototypes = new Map();
+  function slicedPrototype(base) {
+    if (!slicedPrototypes.has(base)) {
+      slicedPrototypes.set(base, Object.create(base, {
+        _promises: {
+          configurable: true,
+          // The figure's queue as plotly keeps it; to a previousPromises that is waited for, once this task has run
+          // its budget of plotly's work, the queue and one promise that settles in the next task (not put in the
+          // queue: a reader that does not wait leaves nothing behind).
+          get() {
+            const promises = this.gpucommPromises || (this.gpucommPromises = []);
+            const budget = this.gpucommLive ? LIVE_SLICE_MS : SLICE_MS;
+            if (!this.gpucommDrawing || sliceSpent() <= budget || !waitedFor()) return promises;
+            if (!this.gpucommYield) this.gpucommYield = nextTask();
+            return promises.concat([this.gpucommYield]);
+          },
+          set(value) {  // previousPromises empties the queue once it settled
+            this.gpucommPromises = value;
+            this.gpucommYield = null;
+          },
+        },
+      }));
+    }
+    return slicedPrototypes.get(base);
+  }
+
   function sliceDrawsOf(gd) {
     if (!gd || gd.gpucommSliced) return;
     const queue = Object.prototype.hasOwnProperty.call(gd, "_promises") ? gd._promises : undefined;
     delete gd._promises;
-    const proto = Object.create(Object.getPrototypeOf(gd), {
-      _promises: {
-        configurable: true,
-        // The figure's queue as plotly keeps it; to a previousPromises that is waited for, once this task has run
-        // SLICE_MS of plotly's work, the queue and one promise that settles in the next task (not put in the queue:
-        // a reader that does not wait leaves nothing behind).
-        get() {
-          const promises = this.gpucommPromises || (this.gpucommPromises = []);
-          const budget = this.gpucommLive ? LIVE_SLICE_MS : SLICE_MS;
-          if (!this.gpucommDrawing || sliceSpent() <= budget || !waitedFor()) return promises;
-          if (!this.gpucommYield) this.gpucommYield = nextTask();
-          return promises.concat([this.gpucommYield]);
-        },
-        set(value) {  // previousPromises empties the queue once it settled
-          this.gpucommPromises = value;
-          this.gpucommYield = null;
-        },
-      },
-    });
-    Object.setPrototypeOf(gd, proto);
+    Object.setPrototypeOf(gd, slicedPrototype(Object.getPrototypeOf(gd)));
     gd.gpucommSliced = true;
     if (queue) gd.gpucommPromises = queue;
   }
