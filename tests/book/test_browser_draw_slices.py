@@ -6,8 +6,11 @@ The script lets the browser in between the steps of each plotly draw and draws a
 with the script's request refused (plotly alone, as before it), the layout script refused both times, and every
 figure's drawing (its SVG layers, attributes in name order, plotly's random ids taken out) must be the same. On a
 phone the same comparison runs with the layout script (its relayouts draw each figure again, in slices too) on the
-calculators' pages and pages with dropdowns. A last test checks the slices happen: a figure's draw is split into
-several tasks.
+calculators' pages and pages with dropdowns. Where a draw yields depends on how fast the machine is, so the phone
+pages are also drawn with the script yielding at seeded pseudo-random wait points, whatever the time spent: a yield
+at any point plotly waits at must leave the drawing as plotly alone draws it (a yield in the task of a redraw nobody
+waits for once made a calculator's figure 11 px shorter, one CI run in a few). A last test checks the slices happen:
+a figure's draw is split into several tasks.
 
 Server and browser fixtures come from ``test_browser.py`` (``GPUCOMM_BOOK_HTML`` names another build).
 """
@@ -58,19 +61,51 @@ def _figure_pages() -> list[str]:
             if (HTML / rel).is_file() and "Plotly.newPlot(" in (HTML / rel).read_text(errors="replace")]
 
 
-def _drawings(browser, base_url, rel, *, sliced: bool, phone: bool = False) -> dict[str, str]:  # noqa: F811
-    """Each figure of page ``rel`` as drawn, with or without the slices script. At 1280 px the layout script is left
-    out both ways (it lays figures out again once drawn; its own tests check its result); on a phone (390 px) it runs
-    both ways, and its relayouts (a figure laid out as one column, drawn again) are drawn in slices or not."""
+# The script's test of the time spent in the current task, and what replaces it to yield at wait points picked by a
+# seeded generator (mulberry32) instead: the same points every run, whatever the machine's speed.
+BUDGET_TEST = "performance.now() - current.start <= budget"
+SEEDED_YIELDS_JS = """((seed) => {
+  let a = seed >>> 0;
+  window.gpucommNoYieldHere = () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296 >= 0.5;
+  };
+})(%d);"""
+YIELD_SEEDS = (1, 2, 3)
+
+
+def _seeded_script(seed: int, init_scripts: list[str]) -> str:
+    """The slices script as built, yielding at the wait points seed ``seed`` picks (one in two) instead of after its
+    time budget; its generator goes into ``init_scripts``."""
+    text = (HTML / "_static" / SCRIPT).read_text()
+    assert text.count(BUDGET_TEST) == 1, f"{SCRIPT}: its budget test ({BUDGET_TEST}) moved; update this test"
+    init_scripts.append(SEEDED_YIELDS_JS % seed)
+    return text.replace(BUDGET_TEST, "window.gpucommNoYieldHere()")
+
+
+def _drawings(browser, base_url, rel, *, sliced: bool, phone: bool = False,  # noqa: F811 - fixtures
+              yield_seed: int | None = None) -> dict[str, str]:
+    """Each figure of page ``rel`` as drawn, with or without the slices script (with ``yield_seed``: yielding at the
+    wait points that seed picks). At 1280 px the layout script is left out both ways (it lays figures out again once
+    drawn; its own tests check its result); on a phone (390 px) it runs both ways, and its relayouts (a figure laid
+    out as one column, drawn again) are drawn in slices or not."""
     context = browser.new_context(viewport=PHONE if phone else VIEWPORT, service_workers="block")
     refused = () if phone else (LAYOUT_SCRIPT,)
     if not sliced:
         refused += (SCRIPT,)
+    init_scripts: list[str] = []
+    seeded = _seeded_script(yield_seed, init_scripts) if yield_seed is not None else None
+    for script in init_scripts:
+        context.add_init_script(script)
 
     def route(route, request):
         host = request.url.split("/")[2].split(":")[0]
         if host not in LOCAL_HOSTS or any(name in request.url for name in refused):
             route.abort()
+        elif seeded is not None and SCRIPT in request.url:
+            route.fulfill(body=seeded, content_type="application/javascript")
         else:
             route.continue_()
 
@@ -115,6 +150,18 @@ def test_phone_relayouts_drawn_in_slices_look_as_drawn_in_one_go(browser, base_u
         pytest.skip(f"no {rel} in {HTML}")
     _same(rel, _drawings(browser, base_url, rel, sliced=False, phone=True),
           _drawings(browser, base_url, rel, sliced=True, phone=True))
+
+
+@pytest.mark.parametrize("rel", PHONE_PAGES)
+def test_phone_relayouts_with_yields_anywhere_plotly_waits_look_as_drawn_in_one_go(browser, base_url, rel):  # noqa: F811
+    """Whichever wait points a draw yields at (on a slow machine, more of them): the phone pages drawn with yields at
+    wait points picked by a seeded generator, several seeds, come out as plotly alone draws them."""
+    if not (HTML / rel).is_file():
+        pytest.skip(f"no {rel} in {HTML}")
+    whole = _drawings(browser, base_url, rel, sliced=False, phone=True)
+    for seed in YIELD_SEEDS:
+        _same(f"{rel} (yields picked by seed {seed})", whole,
+              _drawings(browser, base_url, rel, sliced=True, phone=True, yield_seed=seed))
 
 
 def test_a_figure_draw_runs_in_several_tasks(browser, base_url):  # noqa: F811 - fixtures

@@ -10,7 +10,7 @@
 // (on a prototype put between the figure's element and its class, so that plotly's `delete gd._promises` in
 // Plots.purge keeps it).
 // Once the current task has run SLICE_MS of plotly's work, a previousPromises whose answer plotly waits for (read
-// from the call stack, see waitedFor) is handed one more promise, which settles in the next task. What is drawn is
+// from the call stack, see readerOf) is handed one more promise, which settles in the next task. What is drawn is
 // unchanged, only when it is drawn: tests/book/test_browser_draw_slices.py draws every figure of the book both ways
 // and compares the SVG. Measured with benchmarks/bench_live_calculator.py (figures in the README). Only the draws of
 // plotly's calls made from outside plotly (a page's figure, the layout script's relayouts) are sliced: not what
@@ -36,51 +36,65 @@
   const SLICE_MS = 10;
   const LIVE_SLICE_MS = 50;
 
-  let sliceStart = null;  // when plotly's work in the current task began; null between tasks
+  // The current task's plotly work: when it began, and whether it is held (a redraw nobody waits for ran in it and its
+  // promise callbacks have not run yet, see readerOf); null between tasks.
+  let slice = null;
   function startSlice() {
-    sliceStart = performance.now();
-    setTimeout(() => { sliceStart = null; }, 0);  // runs after the current task: the next task starts a new slice
+    const current = slice = {start: performance.now(), held: false};
+    setTimeout(() => { if (slice === current) slice = null; }, 0);  // after this task: the next one starts a new slice
+    return current;
   }
-  function sliceSpent() {
-    if (sliceStart === null) startSlice();
-    return performance.now() - sliceStart;
-  }
+  const currentSlice = () => slice || startSlice();
   // scheduler.yield resumes ahead of other queued tasks and is not clamped to 4 ms as nested timers are.
   const nextTask = () => (window.scheduler && typeof window.scheduler.yield === "function"
-    ? window.scheduler.yield() : new Promise(resolve => setTimeout(resolve, 0))).then(startSlice);
+    ? window.scheduler.yield() : new Promise(resolve => setTimeout(resolve, 0))).then(() => { startSlice(); });
 
-  // Whether the previousPromises reading `_promises` now is one whose answer is waited for: a step of the sequence of
-  // one of plotly's calls (newPlot's _doPlot, relayout, update, restyle), or a step of a sequence run by such a
-  // step, each returning what it runs. Read from the call stack: the frames from previousPromises up to the call
+  // Who reads `_promises` now. "waited": a previousPromises whose answer is waited for, a step of the sequence of one of
+  // plotly's calls made from outside plotly (a page's newPlot, the layout script's relayout) or of a sequence run by
+  // such a step, each returning what it runs. Read from the call stack: the frames from previousPromises up to the call
   // alternate between Lib.syncOrAsync and at most one step; a sequence resumed after a wait (nothing below it) was
   // waited for too. A yield offered anywhere else would not be waited for, and what follows it in its own sequence
-  // would run after the rest of the draw: the legend draws its entries, yields, and only then measures them and
-  // pushes the margin, after the margins were settled (the plot area came out too tall; the test caught it).
-  // Plotly names its calls' functions in the stack by the property they are called as ("[as _doPlot]"); where one is
-  // called otherwise (_doPlot through plotly's registry, when a relayout redraws the whole figure), its frame is
-  // known by where it is in plotly.js, the place a named frame of it showed (`callSites`).
+  // would run after the rest of the draw: the legend draws its entries, yields, and only then measures them and pushes
+  // the margin, after the margins were settled (the plot area came out too tall; the test caught it).
+  // The call is known by its frame: plotly names its calls' functions by the property they are called as
+  // ("[as _doPlot]": newPlot's), and the calls this script makes have this script's frame right below them.
+  // A whole-figure redraw plotly starts itself (_doPlot through its registry, as `Registry.call` frames it) is known by
+  // where it is in plotly.js, the place a named frame of it showed (`callSites`), and is waited for where what started
+  // it is: when a relayout redraws the figure (Plots.layoutReplot, a step of the relayout) or the margins changed
+  // (Plots.doAutoMargin, a step of the draw).
+  // "redraw": a step of such a redraw that nobody waits for. A slider drawn by a relayout pushes the margin, and its
+  // Plots.autoMargin starts a redraw and returns nothing: the relayout goes on without it. That redraw ends in the same
+  // task, but its last promise callback (plotly's count of redraws for margins, which decides how the next draw turns
+  // its tick labels) runs only once the call stack unwinds: a yield before that would run it before what plotly alone
+  // draws first, and the relayout's own redraw came out with another margin (the phone page's figure 11 px shorter).
+  // Until then nothing yields. "other": any other read.
   const CALL_FRAME = /\[as (_doPlot|relayout|update|restyle)\]/;
   const SEQUENCE_FRAME = /syncOrAsync/;
+  const OWN_FRAME = /gpucomm_draw_slices\.js/;
   const callSites = new Set();
   const siteOf = frame => (/(\S+:\d+:\d+)\)?$/.exec(frame) || [])[1] || frame;
-  function isCall(frame) {
-    if (!CALL_FRAME.test(frame)) return callSites.has(siteOf(frame));
-    callSites.add(siteOf(frame));
-    return true;
-  }
-  function waitedFor() {
+  function readerOf() {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 60;
     const frames = (new Error().stack || "").split("\n").slice(3)  // "Error", this function, the getter
       .map(line => line.trim()).filter(line => !line.startsWith("at async"));
     Error.stackTraceLimit = limit;
-    if (!frames.length || !/previousPromises/.test(frames[0])) return false;
+    if (!frames.length || !/previousPromises/.test(frames[0])) return "other";
+    let inRedraw = false;
     for (let i = 1; ;) {
       if (i < frames.length && !SEQUENCE_FRAME.test(frames[i])) i++;  // the step that returned it, if any
-      if (i >= frames.length || !SEQUENCE_FRAME.test(frames[i])) return false;
-      i++;
-      if (i >= frames.length || isCall(frames[i])) return true;  // one of plotly's calls
-      if (i + 1 >= frames.length) return true;  // a sequence resumed after a wait: its continuation, at the bottom
+      if (i >= frames.length || !SEQUENCE_FRAME.test(frames[i])) return inRedraw ? "redraw" : "other";
+      i++;  // what ran the sequence:
+      if (i + 1 >= frames.length) return "waited";  // nothing (a sequence resumed after a wait) or the bottom frame
+      if (CALL_FRAME.test(frames[i])) {  // one of plotly's calls, by name
+        callSites.add(siteOf(frames[i]));
+        return "waited";
+      }
+      if (OWN_FRAME.test(frames[i + 1])) return "waited";  // one of plotly's calls, made by this script
+      if (callSites.has(siteOf(frames[i]))) {  // _doPlot through plotly's registry: then what called it
+        inRedraw = true;
+        i += 2;
+      }
     }
   }
 
@@ -97,8 +111,16 @@
           // queue: a reader that does not wait leaves nothing behind).
           get() {
             const promises = this.gpucommPromises || (this.gpucommPromises = []);
+            if (!this.gpucommDrawing) return promises;
+            const current = currentSlice();
+            if (current.held) return promises;
+            const reader = readerOf();  // on every read: a redraw nobody waits for holds the task even within budget
+            if (reader === "redraw") {
+              current.held = true;
+              queueMicrotask(() => { current.held = false; });  // with the redraw's own callbacks, as the stack unwinds
+            }
             const budget = this.gpucommLive ? LIVE_SLICE_MS : SLICE_MS;
-            if (!this.gpucommDrawing || sliceSpent() <= budget || !waitedFor()) return promises;
+            if (reader !== "waited" || performance.now() - current.start <= budget) return promises;
             if (!this.gpucommYield) this.gpucommYield = nextTask();
             return promises.concat([this.gpucommYield]);
           },

@@ -470,12 +470,13 @@
 
   // After a control changed the title (slider steps and buttons often do): wrap it again. A desktop title
   // with its own "<br><sup>subtitle</sup>" is wrapped as well; a title this script wrapped is left alone.
-  function rewrapTitle(gd) {
+  // Waited for before the ticks are tidied: drawn in slices (gpucomm_draw_slices.js), the relayout may still be drawing.
+  async function rewrapTitle(gd) {
     const title = titleText(gd.layout);
     if (!title || title === gd._gcTitle) return;
     const text = wrap(title, gd._fullLayout.width - 16, TITLE_FONT_PX).join("<br>");
     gd._gcTitle = text;
-    if (text !== title) window.Plotly.relayout(gd, {"title.text": text});
+    if (text !== title) await window.Plotly.relayout(gd, {"title.text": text});
   }
 
   // A title as this script shows it in figure ``gd``: on a figure laid out for a phone, wrapped to its width (what
@@ -635,9 +636,10 @@
   function layoutFigure(gd) {
     if (!gd._fullLayout || !gd._fullLayout._size || gd._gcBusy) return;
     if (gd._gcLayout === gd.layout) {  // already laid out: only a title a control rewrote, ticks redrawn
-      if (gd.dataset.gcLayout === "phone") rewrapTitle(gd);
       gd._gcBusy = true;
-      tidy(gd, gd.dataset.gcLayout === "wide").catch(err => console.warn("gpucomm_layout:", err)).finally(() => { gd._gcBusy = false; });
+      const wide = gd.dataset.gcLayout === "wide";
+      (wide ? Promise.resolve() : rewrapTitle(gd)).then(() => tidy(gd, wide))
+        .catch(err => console.warn("gpucomm_layout:", err)).finally(() => { gd._gcBusy = false; });
       return;
     }
     const wide = gd._fullLayout.width >= NARROW_PX;
