@@ -91,9 +91,9 @@
         return "waited";
       }
       if (OWN_FRAME.test(frames[i + 1])) return "waited";  // one of plotly's calls, made by this script
-      if (callSites.has(siteOf(frames[i]))) {  // _doPlot through plotly's registry: then what called it
+      if (callSites.has(siteOf(frames[i]))) {  // a _doPlot: a step itself (Plotly.react's), or through the registry
         inRedraw = true;
-        i += 2;
+        i += SEQUENCE_FRAME.test(frames[i + 1]) ? 1 : 2;  // then what called it
       }
     }
   }
