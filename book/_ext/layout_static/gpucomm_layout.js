@@ -38,13 +38,46 @@
     await nextTask();
     const changed = changedOnly(gd, update);
     if (!Object.keys(changed).length) return gd;  // already laid out so: no redraw
-    return window.Plotly.relayout(gd, changed);
+    return window.Plotly.relayout(gd, drawnInTheRedraw(gd, changed));
+  }
+
+  // Sliders and menus a relayout moves are drawn by plotly at once, before the relayout redraws the figure (its
+  // applyContainerArrayChanges waits for flags.replot/recalc, which a relayout never sets: it sets plot/calc;
+  // plotly.js 4.1.1). A slider drawn so pushes the margin, and that push starts a whole-figure redraw of its own,
+  // which the relayout then draws over: two redraws in one task (270-350 ms on the phone's mesh calculator), with
+  // another tick-label angle than one redraw gives. So they are written into the figure's layout, which the
+  // relayout's redraw reads, and a key that makes the relayout redraw the whole figure (a margin) is added if the
+  // update has none. Returns the relayout's update without them.
+  const DRAWN_AT_ONCE = /^(sliders|updatemenus)(\[\d+\])?(\.|$)/;
+  const REDRAWS_ALL = /^(height|width|margin)(\.|$)/;
+  function drawnInTheRedraw(gd, changed) {
+    const keys = Object.keys(changed);
+    if (!gd.layout || !keys.some(k => DRAWN_AT_ONCE.test(k))) return changed;
+    const rest = {};
+    for (const k of keys) {
+      if (DRAWN_AT_ONCE.test(k)) setValueAt(gd.layout, k, changed[k]);
+      else rest[k] = changed[k];
+    }
+    if (!Object.keys(rest).some(k => REDRAWS_ALL.test(k))) {
+      const given = valueAt(gd.layout, "margin.b");
+      rest["margin.b"] = given === undefined ? gd._fullLayout.margin.b : given;
+    }
+    return rest;
   }
 
   // The keys of a relayout whose value differs from the figure's (the value given, else the one plotly uses): a
   // relayout redraws the figure even where it changes nothing (up to a few hundred ms), so an update that
   // the figure already has is left out. An object value (a title) counts as changed if any of its leaves does.
   const valueAt = (obj, path) => path.replace(/\[(\d+)\]/g, ".$1").split(".").reduce((o, k) => o == null ? undefined : o[k], obj);
+  function setValueAt(obj, path, value) {  // as plotly's relayout sets it in the figure's layout
+    const keys = path.replace(/\[(\d+)\]/g, ".$1").split(".");
+    const last = keys.pop();
+    const parent = keys.reduce((o, k, i) => {
+      if (o[k] == null) o[k] = /^\d+$/.test(i + 1 < keys.length ? keys[i + 1] : last) ? [] : {};
+      return o[k];
+    }, obj);
+    parent[last] = value;
+  }
   const sameValue = (a, b) => typeof a === "number" && typeof b === "number"
     ? Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b)) : JSON.stringify(a) === JSON.stringify(b);
   function hasValue(gd, path, value) {
@@ -352,8 +385,10 @@
     if (renamed.length) await window.Plotly.restyle(gd, {name: renamed.map(i => wrapped[i].join("<br>"))}, renamed);
     // Category labels side by side overlap at this width: let plotly turn them.
     for (const k of Object.keys(fl)) if (/^xaxis\d*$/.test(k) && fl[k].type === "category") update[k + ".tickangle"] = "auto";
-    // Below the plot, provisionally: measured and moved in the second pass.
-    const sliders = (gd.layout.sliders || []).map(s => Object.assign({}, s, {x: 0, len: 1, xanchor: "left",
+    // Below the plot, provisionally, within the provisional margin (a slider left at its desktop y, in paper units of
+    // a taller plot, would push the margin and shrink the plot under the panels' plan): measured and moved in the
+    // second pass.
+    const sliders = (gd.layout.sliders || []).map(s => Object.assign({}, s, {x: 0, len: 1, xanchor: "left", y: -60 / plotPx,
                                                                              yanchor: "top", pad: {t: 10, b: 10, l: 12, r: 12}}));
     update.legend = Object.assign({}, gd.layout.legend || {}, {orientation: "h", x: 0, xanchor: "left",
                                                                yanchor: "top", y: -60 / plotPx});  // moved below
