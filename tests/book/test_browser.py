@@ -168,6 +168,26 @@ PHONE_LAYOUT_JS = r"""minColumnPx => {
 # Every figure of the page drawn (gpucomm_draw_slices.js draws them one after another, past the load event) and laid out.
 FIGURES_LAID_OUT_JS = "() => Array.from(document.querySelectorAll('.plotly-graph-div')).every(g => g.dataset.gcLayout)"
 
+# The phone layout (gpucomm_layout.js) plans each panel of a figure it lays out at least this tall: 220 px for a figure
+# of one panel, 250 px (its PANEL_PX) for each of stacked panels. A control or legend placed, even provisionally,
+# beyond the margin the layout gave it pushes plotly's margin and shrinks the plot under the plan (the panels' gaps
+# shrink with it, and a panel's title met the x axis title of the one above: pcie's second figure).
+MIN_PANEL_PX = 220
+
+# Every figure laid out for the phone with a panel (a y axis' domain, in pixels) shorter than MIN_PANEL_PX.
+SHORT_PANELS_JS = r"""minPx => {
+  const out = [];
+  document.querySelectorAll('.js-plotly-plot').forEach((gd, i) => {
+    const fl = gd._fullLayout;
+    if (gd.dataset.gcLayout !== 'phone' || !fl || !fl._size) return;
+    for (const k of Object.keys(fl).filter(k => /^yaxis\d*$/.test(k) && fl[k].domain && !fl[k].overlaying)) {
+      const px = (fl[k].domain[1] - fl[k].domain[0]) * fl._size.h;
+      if (px < minPx - 1) out.push(`figure ${i}: ${k} ${Math.round(px)} px tall`);
+    }
+  });
+  return out;
+}"""
+
 # Every plotly figure whose slider's box meets its legend's box (in the figure's SVG).
 SLIDER_ON_LEGEND_JS = r"""() => {
   const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
@@ -464,7 +484,8 @@ def test_page_fits_a_phone(open_page, rel):
     table column is narrower than MIN_COLUMN_PX, and every control (input, select, button, plotly
     updatemenu button, each step of a plotly slider) is the element found at its own centre, so a tap
     reaches it, self-check controls included (:data:`SELF_CHECK_COVERED_JS`); no plotly slider meets its figure's legend;
-    no layout problem in its figures and tables (:func:`layout_problems`). Screenshot in _build/screenshots/phone/."""
+    no panel of a figure laid out for the phone shorter than :data:`MIN_PANEL_PX`; no layout problem in its figures
+    and tables (:func:`layout_problems`). Screenshot in _build/screenshots/phone/."""
     page, visit = open_page(rel, PHONE)
     wait_laid_out(page)  # gpucomm_layout.js marks each figure once laid out for the screen
     shot = screenshot(page, rel, PHONE_SHOTS)
@@ -480,6 +501,9 @@ def test_page_fits_a_phone(open_page, rel):
     overlaps = page.evaluate(SLIDER_ON_LEGEND_JS)
     if overlaps:
         problems.append(f"a slider overlaps the legend: {overlaps}")
+    short = page.evaluate(SHORT_PANELS_JS, MIN_PANEL_PX)
+    if short:
+        problems.append(f"panels shorter than the layout's {MIN_PANEL_PX} px: {short[:5]}")
     covered = page.evaluate(SELF_CHECK_COVERED_JS)
     if covered:
         problems.append(f"{len(covered)} self-check controls covered or off screen: {covered[:3]}")
