@@ -390,7 +390,10 @@
     // second pass.
     const sliders = (gd.layout.sliders || []).map(s => Object.assign({}, s, {x: 0, len: 1, xanchor: "left", y: -60 / plotPx,
                                                                              yanchor: "top", pad: {t: 10, b: 10, l: 12, r: 12}}));
-    update.legend = Object.assign({}, gd.layout.legend || {}, {orientation: "h", x: 0, xanchor: "left",
+    // The legend starts where the controls do, at the figure's left edge: a legend as wide as the figure allows
+    // (entries are wrapped to that), started at the plot's left edge, would push plotly's right margin and, with a
+    // menu placed left of the plot, narrow the plot (mesh: 193 px of 274).
+    update.legend = Object.assign({}, gd.layout.legend || {}, {orientation: "h", x: leftX, xanchor: "left",
                                                                yanchor: "top", y: -60 / plotPx});  // moved below
     // Room enough below for the provisional legend (one row per entry at this width): were it to overflow, plotly
     // would grow the margin into the plot and the second pass would measure axis labels that moved.
