@@ -254,8 +254,11 @@ FIGURE_DEFECTS_JS = r"""gd => {
   for (const k of Object.keys(fl)) {
     const ax = fl[k];
     if (!/^[xy]axis\d*$/.test(k) || ax.type !== 'log' || ax.visible === false || ax.tickmode === 'array') continue;
-    const full = (ax._vals || []).filter(v => v.text && Math.abs(v.x - Math.round(v.x)) < 1e-9).length;
-    if (full < 2) problems.push(`log axis ${k} shows ${full} full number(s): ${(ax._vals || []).map(v => v.text).join(' ')}`);
+    // as drawn: a label the layout script hid (crowded) does not count
+    const shown = Array.from(gd.querySelectorAll(`g.${k.replace('axis', '')}tick > text`))
+      .filter(t => t.textContent && t.style.visibility !== 'hidden' && getComputedStyle(t).visibility !== 'hidden');
+    const full = shown.filter(t => t.__data__ && Math.abs(t.__data__.x - Math.round(t.__data__.x)) < 1e-9).length;
+    if (full < 2) problems.push(`log axis ${k} shows ${full} full number(s): ${shown.map(t => t.textContent).join(' ')}`);
   }
   return problems;
 }"""

@@ -608,25 +608,34 @@
     }
   }
 
-  // Tick labels that would print over one another ("8 B" against "16 B" at the small end of a log axis): the
-  // later of two is hidden. Upright labels only: plotly turns labels it sees colliding, and spaces those.
+  // Tick labels that would print over one another ("8 B" against "16 B" at the small end of a log axis): the later of
+  // two is hidden, but a log axis' full numbers (its decades, "100" and "1000", drawn bigger than the digits between
+  // them) are kept first: hiding "100" under the "9" just below it left an axis of single digits (rack_scale).
+  // Upright labels only: plotly turns labels it sees colliding, and spaces those.
   function hideCrowdedTicks(gd) {
+    const fl = gd._fullLayout;
+    const isDecade = tx => {
+      const ax = fl[(/^([xy]\d*)tick$/.exec(tx.parentNode.getAttribute("class") || "") || [])[1]?.replace(/^([xy])/, "$1axis")];
+      const d = tx.__data__;
+      return !!(ax && ax.type === "log" && d && Number.isFinite(d.x) && Math.abs(d.x - Math.round(d.x)) < 1e-9);
+    };
     for (const layer of gd.querySelectorAll("g.xaxislayer-above, g.yaxislayer-above")) {
-      let kept = null;
-      const labels = Array.from(layer.querySelectorAll("text")).filter(tx => !/rotate\((?!0)/.test(tx.getAttribute("transform") || ""));
       const vertical = layer.classList.contains("yaxislayer-above");
-      labels.sort((a, b) => vertical ? b.getBoundingClientRect().top - a.getBoundingClientRect().top
-                                     : a.getBoundingClientRect().left - b.getBoundingClientRect().left);
-      for (const tx of labels) {
-        tx.style.visibility = "";
-        const b = tx.getBoundingClientRect();
-        if (!b.width) continue;
-        const gap = 3;
-        if (kept && (vertical ? b.bottom > kept.top - gap + 1 && b.top < kept.bottom : b.left < kept.right + gap - 1 && b.right > kept.left)) {
+      const labels = Array.from(layer.querySelectorAll("text"))
+        .filter(tx => !/rotate\((?!0)/.test(tx.getAttribute("transform") || ""))
+        .map(tx => { tx.style.visibility = ""; return {tx, b: tx.getBoundingClientRect(), first: isDecade(tx)}; })
+        .filter(l => l.b.width);
+      labels.sort((a, b) => (b.first - a.first) || (vertical ? b.b.top - a.b.top : a.b.left - b.b.left));
+      const gap = 3;
+      const meets = (b, k) => vertical ? b.bottom > k.top - gap + 1 && b.top < k.bottom + gap - 1
+                                       : b.left < k.right + gap - 1 && b.right > k.left - gap + 1;
+      const kept = [];
+      for (const {tx, b} of labels) {
+        if (kept.some(k => meets(b, k))) {
           tx.style.visibility = "hidden";
           tx.dataset.gcHidden = "1";
         } else {
-          kept = b;
+          kept.push(b);
           delete tx.dataset.gcHidden;
         }
       }
