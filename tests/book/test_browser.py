@@ -260,6 +260,8 @@ FIGURE_DEFECTS_JS = r"""gd => {
     const full = shown.filter(t => t.__data__ && Math.abs(t.__data__.x - Math.round(t.__data__.x)) < 1e-9).length;
     if (full < 2) problems.push(`log axis ${k} shows ${full} full number(s): ${shown.map(t => t.textContent).join(' ')}`);
   }
+  // plotly's placeholder for a title never given, meant for an editor (a script that re-sets it shows it)
+  for (const t of gd.querySelectorAll('text')) if (/^Click to enter/.test(t.textContent)) problems.push(`placeholder "${t.textContent}"`);
   return problems;
 }"""
 

@@ -373,6 +373,8 @@
     for (const k of Object.keys(fl)) {
       const ax = fl[k];
       if (!/^[xy]axis\d*$/.test(k) || !ax.title || !ax.title.text) continue;
+      // an axis with no title has plotly's placeholder ("Click to enter X axis title"), shown only to an editor
+      if (Object.values(fl._dfltTitle || {}).includes(ax.title.text)) continue;
       const along = k.charAt(0) === "x" ? width - marginL - marginR : (places.length > 1 ? PANEL_PX : 300);
       const lines = wrap(ax.title.text, along, (ax.title.font && ax.title.font.size) || 14);
       if (lines.length > 1) update[k + ".title.text"] = lines.join("<br>");
