@@ -73,7 +73,9 @@ def compute_vs_links_figure(generations: tuple[Generation, ...] = GENERATIONS, *
     fig = go.Figure()
     # traces 0-2: absolute (and growth) series
     fig.add_trace(go.Scatter(x=years, y=compute, name="compute: dense 16-bit (TFLOP/s)", mode="lines+markers+text",
-                             text=labels, textposition=["bottom right"] + ["top left"] * (len(labels) - 1),
+                             # the two oldest below and right of their point: left of the second, at the axis' left
+                             # end, the label ran out of a phone's narrow plot and was cut
+                             text=labels, textposition=["bottom right", "bottom right"] + ["top left"] * (len(labels) - 2),
                              line=dict(color=COMPUTE_COLOR, width=3),
                              customdata=[g.compute_note for g in generations],
                              hovertemplate="%{text}: %{y:.4g}<br>%{customdata}<extra>compute</extra>"))
