@@ -68,9 +68,10 @@
   // The keys of a relayout whose value differs from the figure's (the value given, else the one plotly uses): a
   // relayout redraws the figure even where it changes nothing (up to a few hundred ms), so an update that
   // the figure already has is left out. An object value (a title) counts as changed if any of its leaves does.
-  const valueAt = (obj, path) => path.replace(/\[(\d+)\]/g, ".$1").split(".").reduce((o, k) => o == null ? undefined : o[k], obj);
+  const pathKeys = path => path.replace(/\[(\d+)\]/g, ".$1").split(".");  // "sliders[0].y" -> sliders, 0, y
+  const valueAt = (obj, path) => pathKeys(path).reduce((o, k) => o == null ? undefined : o[k], obj);
   function setValueAt(obj, path, value) {  // as plotly's relayout sets it in the figure's layout
-    const keys = path.replace(/\[(\d+)\]/g, ".$1").split(".");
+    const keys = pathKeys(path);
     const last = keys.pop();
     const parent = keys.reduce((o, k, i) => {
       if (o[k] == null) o[k] = /^\d+$/.test(i + 1 < keys.length ? keys[i + 1] : last) ? [] : {};
@@ -610,16 +611,19 @@
     }
   }
 
+  // A log axis' tick value (log10 of the number) at a power of ten.
+  const atDecade = x => Number.isFinite(x) && Math.abs(x - Math.round(x)) < 1e-9;
+
   // Tick labels that would print over one another ("8 B" against "16 B" at the small end of a log axis): the later of
   // two is hidden, but a log axis' full numbers (its decades, "100" and "1000", drawn bigger than the digits between
   // them) are kept first: hiding "100" under the "9" just below it left an axis of single digits (rack_scale).
   // Upright labels only: plotly turns labels it sees colliding, and spaces those.
   function hideCrowdedTicks(gd) {
     const fl = gd._fullLayout;
-    const isDecade = tx => {
-      const ax = fl[(/^([xy]\d*)tick$/.exec(tx.parentNode.getAttribute("class") || "") || [])[1]?.replace(/^([xy])/, "$1axis")];
-      const d = tx.__data__;
-      return !!(ax && ax.type === "log" && d && Number.isFinite(d.x) && Math.abs(d.x - Math.round(d.x)) < 1e-9);
+    const isDecade = tx => {  // a label of a log axis ("x2tick" labels are xaxis2's) at a power of ten
+      const id = (/^([xy])(\d*)tick$/.exec(tx.parentNode.getAttribute("class") || ""));
+      const ax = id && fl[id[1] + "axis" + id[2]];
+      return !!(ax && ax.type === "log" && tx.__data__ && atDecade(tx.__data__.x));
     };
     for (const layer of gd.querySelectorAll("g.xaxislayer-above, g.yaxislayer-above")) {
       const vertical = layer.classList.contains("yaxislayer-above");
@@ -662,7 +666,7 @@
       const mine = (gd._gcLogTicks || {})[k];
       const range = ax.range.map(r => +r.toFixed(3)).join();
       if (mine ? mine === range : ax.tickmode === "array") continue;  // ticks of the builder's, or ours still right
-      const majors = (ax._vals || []).filter(v => v.text && Math.abs(v.x - Math.round(v.x)) < 1e-9).length;
+      const majors = (ax._vals || []).filter(v => v.text && atDecade(v.x)).length;
       if (!mine && majors >= 2) continue;
       const [lo, hi] = ax.range[0] < ax.range[1] ? ax.range : [ax.range[1], ax.range[0]];
       const vals = [];
